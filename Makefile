@@ -1,0 +1,48 @@
+# Two commands matter: `make run` (the main job) and `make test` (the whole suite).
+# Both create .venv with the machine's python3 when missing; torch is pinned first so that
+# the CPU wheel is used and no CUDA packages are pulled in.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.privtext-installed
+SHARED := $(abspath $(CURDIR)/../shared)
+
+# Offline copies of the raw corpora and NLTK models, when they sit beside the project.
+CONFIG_OVERRIDES :=
+ifneq ($(wildcard $(SHARED)/data/.),)
+CONFIG_OVERRIDES += data_mirror=$(SHARED)/data
+export PRIVTEXT_DATA_MIRROR := $(SHARED)/data
+endif
+ifneq ($(wildcard $(SHARED)/nltk_data/.),)
+CONFIG_OVERRIDES += nltk_data=$(SHARED)/nltk_data
+export PRIVTEXT_NLTK_DATA := $(SHARED)/nltk_data
+endif
+ifneq ($(wildcard $(SHARED)/paper_results/.),)
+CONFIG_OVERRIDES += published_results=$(SHARED)/paper_results/published.csv
+endif
+SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
+
+.PHONY: run test install dryrun lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores all $(SNAKEMAKE_CONFIG)
+
+dryrun: $(STAMP)
+	$(BIN)/snakemake -n $(SNAKEMAKE_CONFIG)
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf results .snakemake report.html

@@ -1,0 +1,83 @@
+# Raw data acquisition and dataset construction (SPEC §3).
+
+
+rule download_raw:
+    output:
+        f"{RAW_DIR}/{{relpath}}",
+    log:
+        f"results/logs/download/{{relpath}}.log",
+    params:
+        relpath=download_relpath,
+        allowed=config["allow_download"],
+    wildcard_constraints:
+        relpath="|".join(p.replace(".", r"\.") for p in DOWNLOADS),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/download_raw.py"
+
+
+rule nltk_download:
+    output:
+        directory(f"{NLTK_DATA}/{{nltk_resource_path}}"),
+    log:
+        "results/logs/nltk/{nltk_resource_path}.log",
+    wildcard_constraints:
+        nltk_resource_path="|".join(NLTK_NER_RESOURCES.values()),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/nltk_download.py"
+
+
+rule ner_persons:
+    input:
+        unpack(ner_inputs),
+    output:
+        "results/cache/ner/ag/{backend}.parquet",
+    log:
+        "results/logs/ner/ag/{backend}.log",
+    params:
+        nltk_data=NLTK_DATA,
+        spacy_model=config["spacy_model"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/ner_persons.py"
+
+
+rule build_dataset:
+    input:
+        unpack(build_inputs),
+    output:
+        train="results/data/{dataset}/train.parquet",
+        dev="results/data/{dataset}/dev.parquet",
+        test="results/data/{dataset}/test.parquet",
+        meta="results/data/{dataset}/meta.json",
+        quarantine="results/data/{dataset}/quarantine.jsonl",
+    log:
+        "results/logs/data/{dataset}.log",
+    params:
+        options=build_params,
+        seed=config["seed"],
+        quarantine_examples=config["quarantine_examples"],
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/build_dataset.py"

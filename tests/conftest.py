@@ -1,0 +1,56 @@
+"""Shared fixtures: project paths, the offline data mirror, and a real Snakemake runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SHARED = PROJECT_ROOT.parent / "shared"
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+
+def _folder(env_var: str, default: Path) -> Path | None:
+    path = Path(os.environ.get(env_var, default))
+    return path if path.is_dir() else None
+
+
+DATA_MIRROR = _folder("PRIVTEXT_DATA_MIRROR", SHARED / "data")
+NLTK_DATA = _folder("PRIVTEXT_NLTK_DATA", SHARED / "nltk_data")
+
+needs_mirror = pytest.mark.skipif(DATA_MIRROR is None, reason="offline data mirror ../shared/data not present")
+
+
+@pytest.fixture
+def data_mirror() -> Path:
+    if DATA_MIRROR is None:
+        pytest.skip("offline data mirror ../shared/data not present")
+    return DATA_MIRROR
+
+
+def run_snakemake(
+    workdir: Path,
+    config: dict | None = None,
+    targets: list[str] | None = None,
+    *extra: str,
+    check: bool = True,
+    cores: int = 2,
+) -> subprocess.CompletedProcess:
+    """Run the project's real Snakefile in ``workdir`` with ``config`` written as the config file."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    configfile = workdir / "test-config.yaml"
+    configfile.write_text(yaml.safe_dump(config or {}))
+    command = [
+        str(SNAKEMAKE), "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
+        "--configfile", str(configfile), "--cores", str(cores), "--workflow-profile", "none",
+        *extra, *(targets or []),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=workdir)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
+    return result

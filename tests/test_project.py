@@ -1,0 +1,45 @@
+"""Project wiring: the conda env mirrors pyproject, the workflow lints clean, the default dry run plans jobs."""
+
+import re
+import subprocess
+import tomllib
+
+import yaml
+
+from conftest import DATA_MIRROR, PROJECT_ROOT, SNAKEMAKE, run_snakemake
+
+
+def _names(requirements):
+    return {re.split(r"[<>=!~ \[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requirements}
+
+
+def test_conda_env_lists_the_same_packages_as_pyproject():
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]
+    env = yaml.safe_load((PROJECT_ROOT / "envs" / "privtext.yaml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    pinned = [r for r in pip_section if not r.startswith("-")]
+    assert _names(pinned) == _names(project["dependencies"])
+
+
+def test_every_rule_uses_the_project_conda_env_and_has_a_log():
+    for smk in (PROJECT_ROOT / "rules").glob("*.smk"):
+        text = smk.read_text()
+        rules = re.findall(r"^rule (\w+):", text, flags=re.M)
+        for rule in rules:
+            body = text.split(f"rule {rule}:", 1)[1].split("\nrule ", 1)[0]
+            for directive in ("log:", "threads:", "resources:", 'conda:\n        "../envs/privtext.yaml"'):
+                assert directive in body, f"rule {rule} in {smk.name} lacks {directive!r}"
+
+
+def test_workflow_lints_clean():
+    result = subprocess.run([str(SNAKEMAKE), "--lint"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr, result.stdout
+
+
+def test_default_dry_run_lists_data_jobs(tmp_path):
+    config = {"data_mirror": str(DATA_MIRROR)} if DATA_MIRROR else {}
+    result = run_snakemake(tmp_path, config, None, "-n")
+    assert "build_dataset" in result.stdout
+    if DATA_MIRROR:
+        for dataset in ("demo", "ag_dpnr", "adult", "celeba", "blog", "ag"):
+            assert f"results/data/{dataset}/meta.json" in result.stdout

@@ -1,0 +1,25 @@
+"""Build one dataset: raw inputs -> results/data/{dataset}/{split}.parquet, meta.json, quarantine.jsonl."""
+
+import logging
+from pathlib import Path
+
+from privtext.data import Quarantine, get_builder, write_dataset
+from privtext.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+dataset = snakemake.wildcards.dataset
+inputs = {role: Path(path) for role, path in snakemake.input.items()}
+options = dict(snakemake.params.options)
+quarantine = Quarantine(max_examples=snakemake.params.quarantine_examples)
+built = get_builder(dataset)(inputs, options, snakemake.params.seed, quarantine)
+raw_inputs = {role: path for role, path in inputs.items() if role != "ner"}
+meta = write_dataset(
+    built,
+    Path(snakemake.output.meta).parent,
+    dataset=dataset,
+    inputs=raw_inputs,
+    seed=snakemake.params.seed,
+    quarantine=quarantine,
+    options=options,
+)
+logging.info("built %s: splits %s, quarantined %s", dataset, meta["splits"], meta["quarantined"])
