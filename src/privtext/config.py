@@ -71,6 +71,12 @@ def check_config(config: dict[str, Any]) -> None:
     for block_name, block in config.items():
         if isinstance(block, dict) and isinstance(block.get("split"), dict):
             _check_split(f"{block_name}.split", block["split"])
+    undefined = [name for name in config.get("run_studies", []) if name not in config.get("studies", {})]
+    if undefined:
+        raise ConfigError(
+            f"invalid config key 'run_studies': {undefined} not defined under 'studies' "
+            f"(defined: {sorted(config.get('studies', {}))})"
+        )
     mirror = config.get("data_mirror")
     if mirror and not Path(mirror).is_dir():
         raise ConfigError(f"invalid config key 'data_mirror': folder '{mirror}' does not exist")

@@ -16,3 +16,9 @@ def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO)
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True
     )
     logging.captureWarnings(True)
+    sys.excepthook = _log_uncaught
+
+
+def _log_uncaught(kind, error, traceback) -> None:
+    """Uncaught errors go to the rule's log too, which Snakemake points users to."""
+    logging.getLogger("privtext").critical("job failed", exc_info=(kind, error, traceback))

@@ -164,14 +164,17 @@ def _extract(payload: bytes, spec: Download) -> bytes:
         return gzip.decompress(payload)
     if spec.member is None:
         return payload
-    if zipfile.is_zipfile(io.BytesIO(payload)):
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            return archive.read(spec.member)
-    with tarfile.open(fileobj=io.BytesIO(payload)) as archive:
-        member = archive.extractfile(spec.member)
-        if member is None:
-            raise DownloadError(f"{spec.url} has no file {spec.member}")
-        return member.read()
+    try:
+        if zipfile.is_zipfile(io.BytesIO(payload)):
+            with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+                return archive.read(spec.member)
+        with tarfile.open(fileobj=io.BytesIO(payload)) as archive:
+            member = archive.extractfile(spec.member)
+            if member is None:
+                raise KeyError(spec.member)
+            return member.read()
+    except (KeyError, tarfile.ReadError) as error:
+        raise DownloadError(f"{spec.url} is not an archive holding {spec.member}") from error
 
 
 def download(relpath: str, target: str | Path, *, allowed: bool, fetch=None) -> dict:

@@ -1,0 +1,97 @@
+"""Studies -> grid points -> run folders.
+
+A grid point's folder carries its parameters (``.../{method}/mu~0/epsilon~8/lambda~0.5/seed~10``), so a
+finished point is a file that exists and resuming is free; identical points requested by different studies
+are one folder. Values are written canonically (``8.0`` and ``8`` are the same point).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+RUNS_ROOT = "results/runs"
+TABULAR_ENCODER = "features"
+
+
+def format_value(value: float | int | str) -> str:
+    """Canonical text of a parameter value: ``1.0 -> '1'``, ``0.10 -> '0.1'``, ``1e-4 -> '0.0001'``."""
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    as_float = float(value)
+    if as_float.is_integer():
+        return str(int(as_float))
+    text = format(as_float, ".10g")
+    return format(as_float, ".12f").rstrip("0") if "e" in text else text
+
+
+def parse_value(text: str) -> float | int | str:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+def encoder_slug(encoder: str) -> str:
+    """Folder-safe encoder name: a Hugging Face id ``org/model`` becomes ``org--model``."""
+    return encoder.replace("/", "--")
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    dataset: str
+    encoder: str
+    method: str
+    params: tuple[tuple[str, str], ...]  # (name, canonical value), mu first, then the method's grid params
+    seed: int
+
+    @property
+    def params_path(self) -> str:
+        return "/".join(f"{name}~{value}" for name, value in self.params)
+
+    @property
+    def run_dir(self) -> str:
+        return f"{RUNS_ROOT}/{self.dataset}/{self.encoder}/{self.method}/{self.params_path}/seed~{self.seed}"
+
+    @property
+    def mu(self) -> float:
+        return float(dict(self.params)["mu"])
+
+
+def parse_params_path(params_path: str) -> dict[str, float | int | str]:
+    """``'mu~0/epsilon~8'`` -> ``{'mu': 0, 'epsilon': 8}``."""
+    pairs = (segment.split("~", 1) for segment in params_path.split("/"))
+    return {name: parse_value(value) for name, value in pairs}
+
+
+def study_points(
+    study: Mapping,
+    *,
+    datasets: Sequence[str],
+    encoder_for: Callable[[str], str],
+    grid_params: Callable[[str], Sequence[str]],
+    default_value: Callable[[str, str], object],
+) -> list[GridPoint]:
+    """Expand one study block into grid points.
+
+    ``study['methods']`` maps a method to lists of values per parameter; a grid parameter the study does not
+    list takes the method's default, and ``mu`` (word dropout, SPEC §1.2) defaults to 0 for every method.
+    """
+    points = []
+    for dataset, seed in itertools.product(datasets, study["seeds"]):
+        for method, value_lists in study["methods"].items():
+            names = ["mu", *grid_params(method)]
+            unknown = set(value_lists) - set(names)
+            if unknown:
+                raise ValueError(f"study parameter(s) {sorted(unknown)} are not grid parameters of {method}; allowed: {names}")
+            lists = [value_lists.get(name, [0 if name == "mu" else default_value(method, name)]) for name in names]
+            for values in itertools.product(*lists):
+                params = tuple((name, format_value(value)) for name, value in zip(names, values))
+                points.append(GridPoint(dataset, encoder_for(dataset), method, params, int(seed)))
+    return points
+
+
+def unique(points: Iterable[GridPoint]) -> list[GridPoint]:
+    return list(dict.fromkeys(points))
