@@ -1,0 +1,366 @@
+"""Fresh attackers on released representations (SPEC §1, §4).
+
+An attacker is trained after the model is frozen, on the released (noisy) representation of one split,
+selected on another and scored on test. Three are available (``ATTACKERS``):
+
+- ``mlp`` (DPNR): torch MLP, input → 512 → ReLU → classes (two linear layers), Adam, trained on train,
+  epoch with the best dev accuracy kept (early stopping), scored on test.
+- ``sklearn_mlp`` (FEDERATE's Leakage): StandardScaler + ``MLPClassifier(alpha=1, max_iter=1000)`` as in
+  the FEDERATE code, trained on dev only, scored on test; it never reads the train split.
+- ``linear``: StandardScaler + ``LogisticRegression`` trained on train, ``C`` chosen on dev from a grid.
+
+Every attacker standardises with statistics of its own training data: this is post-processing of the
+release, so it cannot change the DP guarantee, and it keeps optimisation stable when Laplace noise makes
+coordinates large.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from privtext import metrics
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class AttackData:
+    """One attribute's data as an attacker sees it: fit on ``fit``, select on ``select``, predict ``test``."""
+
+    X_fit: np.ndarray
+    y_fit: np.ndarray
+    X_select: np.ndarray | None
+    y_select: np.ndarray | None
+    X_test: np.ndarray
+
+
+@dataclass
+class TorchMLPAttacker:
+    """DPNR attacker: two linear layers with a 512-unit ReLU hidden layer; best dev-accuracy epoch kept."""
+
+    hidden: int = 512
+    lr: float = 1e-3
+    batch_size: int = 256
+    max_epochs: int = 30
+    patience: int = 5
+    weight_decay: float = 0.0
+    fit_split: str = field(default="train", init=False)
+    select_split: str | None = field(default="dev", init=False)
+
+    def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        classes, y_fit = np.unique(data.y_fit, return_inverse=True)
+        scaler = StandardScaler().fit(data.X_fit)
+        X_fit = torch.as_tensor(scaler.transform(data.X_fit), dtype=torch.float32)
+        X_sel = torch.as_tensor(scaler.transform(data.X_select), dtype=torch.float32)
+        X_test = torch.as_tensor(scaler.transform(data.X_test), dtype=torch.float32)
+        y_fit_t = torch.as_tensor(y_fit, dtype=torch.long)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)  # layer initialisation uses the global generator; fork keeps it local
+            model = torch.nn.Sequential(
+                torch.nn.Linear(X_fit.shape[1], self.hidden), torch.nn.ReLU(), torch.nn.Linear(self.hidden, len(classes))
+            )
+        generator = torch.Generator().manual_seed(seed)
+        optimiser = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        loss_fn = torch.nn.CrossEntropyLoss()
+        best = (-1.0, 0, None)  # (dev accuracy, epoch, state); strict improvement keeps the earliest best
+        for epoch in range(1, self.max_epochs + 1):
+            model.train()
+            order = torch.randperm(len(y_fit_t), generator=generator)
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                optimiser.zero_grad()
+                loss_fn(model(X_fit[batch]), y_fit_t[batch]).backward()
+                optimiser.step()
+            dev_accuracy = float(np.mean(classes[_predict(model, X_sel)] == data.y_select))
+            if dev_accuracy > best[0]:
+                best = (dev_accuracy, epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            elif epoch - best[1] >= self.patience:
+                break
+        model.load_state_dict(best[2])
+        info = {"best_epoch": best[1], "epochs_run": epoch, "selection_accuracy": best[0]}
+        return classes[_predict(model, X_test)], info
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "kind": "torch MLP in→hidden→ReLU→classes", "hidden": self.hidden, "lr": self.lr,
+            "batch_size": self.batch_size, "max_epochs": self.max_epochs, "patience": self.patience,
+            "weight_decay": self.weight_decay, "selection": "best dev accuracy over epochs",
+        }
+
+
+@dataclass
+class SklearnMLPAttacker:
+    """FEDERATE's Leakage: scikit-learn MLPClassifier fitted on dev, scored on test (never sees train)."""
+
+    # Defaults are those of the FEDERATE code (alpha=1, max_iter=1000, no early stopping).
+    hidden_layer_sizes: tuple[int, ...] = (100,)
+    alpha: float = 1.0
+    max_iter: int = 1000
+    early_stopping: bool = False
+    fit_split: str = field(default="dev", init=False)
+    select_split: str | None = field(default=None, init=False)
+
+    def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        # sklearn's early-stopping split is stratified and fails when a class has a single example.
+        early_stopping = self.early_stopping and np.unique(data.y_fit, return_counts=True)[1].min() >= 2
+        model = make_pipeline(
+            StandardScaler(),
+            MLPClassifier(
+                hidden_layer_sizes=self.hidden_layer_sizes, alpha=self.alpha, max_iter=self.max_iter,
+                early_stopping=bool(early_stopping), random_state=seed,
+            ),
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            model.fit(data.X_fit, data.y_fit)
+        converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        info = {"n_iter": int(model[-1].n_iter_), "converged": converged, "early_stopping": bool(early_stopping)}
+        return model.predict(data.X_test), info
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "kind": "sklearn MLPClassifier (StandardScaler first)", "hidden_layer_sizes": list(self.hidden_layer_sizes),
+            "alpha": self.alpha, "max_iter": self.max_iter, "early_stopping": self.early_stopping,
+            "selection": "held-out tenth of dev" if self.early_stopping else None,
+        }
+
+
+@dataclass
+class LinearAttacker:
+    """Logistic regression fitted on train; ``C`` is the grid value with the best dev accuracy (ties → the
+    first in grid order, i.e. the strongest regularisation)."""
+
+    c_grid: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+    max_iter: int = 1000
+    fit_split: str = field(default="train", init=False)
+    select_split: str | None = field(default="dev", init=False)
+
+    def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        scaler = StandardScaler().fit(data.X_fit)
+        X_fit, X_sel = scaler.transform(data.X_fit), scaler.transform(data.X_select)
+        best_model, best_accuracy, dev_accuracy = None, -1.0, {}
+        for c in self.c_grid:
+            model = LogisticRegression(C=c, max_iter=self.max_iter, random_state=seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # lbfgs at max_iter is still a valid attacker
+                model.fit(X_fit, data.y_fit)
+            dev_accuracy[str(c)] = float(np.mean(model.predict(X_sel) == data.y_select))
+            if dev_accuracy[str(c)] > best_accuracy:
+                best_model, best_accuracy = model, dev_accuracy[str(c)]
+        info = {"C": float(best_model.C), "selection_accuracy": best_accuracy, "dev_accuracy_per_C": dev_accuracy}
+        return best_model.predict(scaler.transform(data.X_test)), info
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "kind": "LogisticRegression (StandardScaler first)", "c_grid": list(self.c_grid),
+            "max_iter": self.max_iter, "selection": "C with best dev accuracy",
+        }
+
+
+ATTACKERS = {"mlp": TorchMLPAttacker, "sklearn_mlp": SklearnMLPAttacker, "linear": LinearAttacker}
+
+
+def run_attacks(
+    released: Mapping[str, np.ndarray],
+    Z: Mapping[str, Mapping[str, np.ndarray]],
+    attribute_kinds: Mapping[str, str],
+    attackers: Sequence[str],
+    seed: int,
+    max_train: int | None = None,
+    threads: int = 1,
+    attacker_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Train each named attacker for each attribute of ``attribute_kinds`` and score it on test.
+
+    ``released`` maps split → representation matrix, ``Z`` maps split → attribute → int labels. When
+    ``max_train`` is set, the attacker's fitting split is capped by a seeded sample (same rows for every
+    attribute). ``attacker_options`` maps an attacker name to constructor arguments overriding its
+    defaults (e.g. ``{"sklearn_mlp": {"early_stopping": True}}``); the resolved values are in ``config``.
+    Returns a JSON-serialisable dict::
+
+        {"settings": {...},
+         "attackers": {name: {"config": {..., "fit_split", "select_split", "test_split"},
+                              "attributes": {attr: {"kind", "accuracy", "macro_f1", "majority_rate",
+                                                    "majority_class", "n_train", "n_test", "n_classes_train",
+                                                    "single_class", "details", "seconds"}},
+                              "empirical_privacy": {"demographic"?: float, "entity"?: float},
+                              "demographic_mean_accuracy"?: float, "entity_micro_f1"?: float,
+                              "predictions": {attr: [int, ...]},  # test predictions, in test order
+                              "seconds": float}}}
+
+    ``majority_rate`` is the test accuracy of always predicting the majority class of the full train split.
+    """
+    _validate(released, Z, attribute_kinds, attackers, max_train, threads)
+    stray = sorted(set(attacker_options or {}) - set(attackers))
+    if stray:
+        raise ValueError(f"attacker_options given for {stray}, which are not among attackers {list(attackers)}")
+    built = {name: _build(name, (attacker_options or {}).get(name, {})) for name in attackers}
+    results: dict[str, Any] = {
+        "settings": {
+            "attackers": list(attackers), "seed": int(seed), "max_train": max_train, "threads": int(threads),
+            "attribute_kinds": dict(attribute_kinds),
+            "attacker_options": {k: dict(v) for k, v in (attacker_options or {}).items()},
+        },
+        "attackers": {},
+    }
+    with _thread_limit(threads):
+        for name in attackers:
+            results["attackers"][name] = _run_one(built[name], released, Z, attribute_kinds, seed, max_train)
+    return results
+
+
+def _build(name: str, options: Mapping[str, Any]) -> Any:
+    try:
+        return ATTACKERS[name](**options)
+    except TypeError as error:
+        raise ValueError(f"bad options {dict(options)} for attacker {name!r}: {error}") from None
+
+
+def _run_one(
+    attacker: Any,
+    released: Mapping[str, np.ndarray],
+    Z: Mapping[str, Mapping[str, np.ndarray]],
+    attribute_kinds: Mapping[str, str],
+    seed: int,
+    max_train: int | None,
+) -> dict[str, Any]:
+    """One attacker over every attribute, with its empirical privacy."""
+    started = time.perf_counter()
+    fit_rows = _capped_rows(len(released[attacker.fit_split]), max_train, seed)
+    per_attribute, predictions = {}, {}
+    for attribute, kind in attribute_kinds.items():
+        labels = {split: np.asarray(Z[split][attribute]).astype(np.int64) for split in SPLITS}
+        per_attribute[attribute], predictions[attribute] = _attack_attribute(attacker, released, labels, fit_rows, seed)
+        per_attribute[attribute] = {"kind": kind, **per_attribute[attribute]}
+    accuracy = {a: r["accuracy"] for a, r in per_attribute.items()}
+    y_test = {a: np.asarray(Z["test"][a]).astype(np.int64) for a in attribute_kinds}
+    summary: dict[str, Any] = {
+        "config": {**attacker.config(), "fit_split": attacker.fit_split, "select_split": attacker.select_split,
+                   "test_split": "test"},
+        "attributes": per_attribute,
+        "empirical_privacy": metrics.empirical_privacy(attribute_kinds, accuracy, y_test, predictions),
+    }
+    demographic = [a for a, k in attribute_kinds.items() if k == "demographic"]
+    entities = [a for a, k in attribute_kinds.items() if k == "entity"]
+    if demographic:
+        summary["demographic_mean_accuracy"] = float(np.mean([accuracy[a] for a in demographic]))
+    if entities:
+        summary["entity_micro_f1"] = metrics.entity_micro_f1(
+            {a: y_test[a] for a in entities}, {a: predictions[a] for a in entities}
+        )
+    summary["predictions"] = {a: p.tolist() for a, p in predictions.items()}
+    summary["seconds"] = time.perf_counter() - started
+    return summary
+
+
+def _attack_attribute(
+    attacker: Any,
+    released: Mapping[str, np.ndarray],
+    labels: Mapping[str, np.ndarray],
+    fit_rows: np.ndarray,
+    seed: int,
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Fit, predict test and score one attribute; ``labels`` maps split → int labels of this attribute."""
+    started = time.perf_counter()
+    y_fit = labels[attacker.fit_split][fit_rows]
+    classes = np.unique(y_fit)
+    if len(classes) == 1:
+        # Nothing to learn: the only sensible attacker predicts the one class it has seen.
+        y_pred, details = np.full(len(labels["test"]), classes[0], dtype=np.int64), {}
+    else:
+        select = attacker.select_split
+        data = AttackData(
+            X_fit=np.asarray(released[attacker.fit_split])[fit_rows], y_fit=y_fit,
+            X_select=np.asarray(released[select]) if select else None, y_select=labels[select] if select else None,
+            X_test=np.asarray(released["test"]),
+        )
+        y_pred, details = attacker.fit_predict(data, seed)
+    y_pred = np.asarray(y_pred, dtype=np.int64)
+    scores = {
+        "accuracy": metrics.accuracy(labels["test"], y_pred),
+        "macro_f1": metrics.macro_f1(labels["test"], y_pred),
+        "majority_rate": metrics.majority_rate(labels["train"], labels["test"]),
+        "majority_class": metrics.majority_class(labels["train"]),
+        "n_train": int(len(y_fit)),
+        "n_test": int(len(labels["test"])),
+        "n_classes_train": int(len(classes)),
+        "single_class": bool(len(classes) == 1),
+        "details": details,
+        "seconds": time.perf_counter() - started,
+    }
+    return scores, y_pred
+
+
+def _capped_rows(n: int, max_train: int | None, seed: int) -> np.ndarray:
+    """All rows, or a seeded sample of ``max_train`` of them kept in their original order."""
+    if max_train is None or n <= max_train:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=max_train, replace=False))
+
+
+@torch.no_grad()
+def _predict(model: torch.nn.Module, X: torch.Tensor) -> np.ndarray:
+    model.eval()
+    return model(X).argmax(dim=1).numpy()
+
+
+@contextmanager
+def _thread_limit(threads: int) -> Iterator[None]:
+    """Cap torch and BLAS threads for the duration (other engineers share the cores), then restore."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads):
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _validate(
+    released: Mapping[str, np.ndarray],
+    Z: Mapping[str, Mapping[str, np.ndarray]],
+    attribute_kinds: Mapping[str, str],
+    attackers: Sequence[str],
+    max_train: int | None,
+    threads: int,
+) -> None:
+    unknown = [a for a in attackers if a not in ATTACKERS]
+    if unknown:
+        raise ValueError(f"unknown attacker(s) {unknown}; available: {sorted(ATTACKERS)}")
+    if not attribute_kinds:
+        raise ValueError("attribute_kinds is empty: there is nothing to attack")
+    bad_kinds = {a: k for a, k in attribute_kinds.items() if k not in ("demographic", "entity")}
+    if bad_kinds:
+        raise ValueError(f"unknown attribute kind(s) {bad_kinds}; expected 'demographic' or 'entity'")
+    if max_train is not None and max_train < 1:
+        raise ValueError(f"max_train must be a positive int or None, got {max_train!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads!r}")
+    for split in SPLITS:
+        if split not in released or split not in Z:
+            raise ValueError(f"split {split!r} missing from released ({sorted(released)}) or Z ({sorted(Z)})")
+        X = np.asarray(released[split])
+        if X.ndim != 2 or len(X) == 0:
+            raise ValueError(f"released[{split!r}] must be a non-empty 2-D array, got shape {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"released[{split!r}] contains NaN or infinite values")
+        for attribute in attribute_kinds:
+            if attribute not in Z[split]:
+                raise ValueError(f"Z[{split!r}] has no labels for attribute {attribute!r}")
+            if len(Z[split][attribute]) != len(X):
+                raise ValueError(
+                    f"Z[{split!r}][{attribute!r}] has {len(Z[split][attribute])} labels for {len(X)} representations"
+                )

@@ -1,0 +1,70 @@
+"""Subgroup accuracy, TPR-gap and GRMS on hand-computed cases, including empty (class, group) cells."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from privtext import fairness
+
+# Multi-class case. class 0: TPR 1.0 in group 0, 0.5 in group 1 -> gap 0.5.
+# class 1: TPR 1.0 in both groups -> gap 0.0. class 2: no example in group 1 (empty cell) -> no gap.
+Y_TRUE = np.array([0, 0, 0, 0, 1, 1, 2, 2])
+GROUPS = np.array([0, 0, 1, 1, 0, 1, 0, 0])
+Y_PRED = np.array([0, 0, 0, 1, 1, 1, 2, 0])
+
+
+def test_grms_skips_a_class_with_an_empty_group_cell():
+    assert fairness.tpr_gaps_per_class(Y_TRUE, Y_PRED, GROUPS) == {0: 0.5, 1: 0.0}
+    # sqrt((0.5² + 0²) / 2); counting class 2 as a zero gap would give sqrt(0.25 / 3) instead.
+    assert fairness.grms(Y_TRUE, Y_PRED, GROUPS) == pytest.approx(math.sqrt(0.125))
+
+
+def test_tpr_gap_is_the_positive_class_gap_and_ignores_a_group_without_positives():
+    y_true = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0])
+    y_pred = np.array([1, 1, 1, 0, 1, 0, 1, 0, 0])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2])  # TPR 0.75 vs 0.5; group 2 has no positive
+    assert fairness.tpr_gap(y_true, y_pred, groups) == pytest.approx(0.25)
+
+
+def test_tpr_gap_with_three_groups_is_the_largest_pairwise_gap():
+    y_true = np.ones(6, dtype=int)
+    y_pred = np.array([1, 1, 1, 0, 0, 0])
+    groups = np.array([0, 0, 1, 1, 2, 2])  # TPR 1.0, 0.5, 0.0
+    assert fairness.tpr_gap(y_true, y_pred, groups) == pytest.approx(1.0)
+
+
+def test_gaps_are_zero_not_nan_when_no_class_has_two_groups():
+    y_true, y_pred, groups = np.array([1, 1]), np.array([1, 0]), np.array([0, 0])
+    assert fairness.tpr_gap(y_true, y_pred, groups) == 0.0
+    assert fairness.grms(y_true, y_pred, groups) == 0.0
+
+
+def test_subgroup_accuracy_gap_is_max_minus_min():
+    result = fairness.subgroup_accuracy(
+        np.array([0, 1, 0, 1, 1]), np.array([0, 1, 1, 1, 0]), np.array([0, 0, 1, 1, 1]), ["F", "M"]
+    )
+    assert result["per_group"] == {"F": {"accuracy": 1.0, "n": 2}, "M": {"accuracy": pytest.approx(1 / 3), "n": 3}}
+    assert result["gap"] == pytest.approx(2 / 3)
+
+
+def test_fairness_report_for_a_binary_task_uses_tpr_gap_and_entity_group_names():
+    y_true = np.array([1, 1, 1, 1, 1, 1, 0, 0])
+    y_pred = np.array([1, 1, 1, 0, 1, 0, 0, 1])
+    Z = {"bush": np.array([0, 0, 0, 0, 1, 1, 0, 1])}
+    report = fairness.fairness_report(y_true, y_pred, Z, {"bush": "entity"}, label_names=["neg", "pos"])
+    bush = report["attributes"]["bush"]
+    assert report["task"] == "binary" and bush["fairness"] == bush["tpr_gap"] == pytest.approx(0.25)
+    assert set(bush["subgroup_accuracy"]) == {"absent", "present"}
+    json.dumps(report)
+
+
+def test_fairness_report_for_a_multiclass_task_uses_grms():
+    report = fairness.fairness_report(Y_TRUE, Y_PRED, {"gender": GROUPS}, {"gender": "demographic"})
+    gender = report["attributes"]["gender"]
+    assert report["headline_metric"] == "grms" and "tpr_gap" not in gender
+    assert gender["fairness"] == pytest.approx(math.sqrt(0.125))
+    assert gender["tpr_gap_per_class"] == {"0": 0.5, "1": 0.0}

@@ -1,0 +1,50 @@
+"""Main-task metrics and DPNR empirical privacy, on hand-computed cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privtext import metrics
+
+
+def test_demographic_privacy_is_one_minus_mean_attacker_accuracy():
+    kinds = {"gender": "demographic", "age": "demographic"}
+    privacy = metrics.empirical_privacy(kinds, {"gender": 0.6, "age": 0.8})
+    assert privacy == {"demographic": pytest.approx(0.3)}
+
+
+def test_entity_privacy_is_one_minus_micro_f1_over_presence():
+    # Pooled over both entities: TP = 3, FP = 1, FN = 1, so micro-F1 = 6 / 8 = 0.75.
+    true = {"bush": np.array([1, 0, 1, 0]), "kerry": np.array([0, 1, 1, 0])}
+    pred = {"bush": np.array([1, 1, 0, 0]), "kerry": np.array([0, 1, 1, 0])}
+    kinds = {"bush": "entity", "kerry": "entity"}
+    privacy = metrics.empirical_privacy(kinds, {"bush": 0.5, "kerry": 1.0}, true, pred)
+    assert privacy == {"entity": pytest.approx(0.25)}
+
+
+def test_empirical_privacy_keeps_demographic_and_entity_apart():
+    kinds = {"gender": "demographic", "bush": "entity"}
+    true = {"gender": np.array([0, 1]), "bush": np.array([1, 0])}
+    pred = {"gender": np.array([0, 0]), "bush": np.array([1, 0])}
+    privacy = metrics.empirical_privacy(kinds, {"gender": 0.5, "bush": 1.0}, true, pred)
+    assert privacy == {"demographic": pytest.approx(0.5), "entity": pytest.approx(0.0)}
+
+
+def test_entity_privacy_without_predictions_is_an_error():
+    with pytest.raises(ValueError, match="micro-F1"):
+        metrics.empirical_privacy({"bush": "entity"}, {"bush": 0.9})
+
+
+def test_majority_rate_scores_the_reference_majority_on_the_evaluation_labels():
+    assert metrics.majority_rate([0, 0, 1], [1, 1, 0, 1]) == pytest.approx(0.25)
+
+
+def test_majority_class_tie_goes_to_the_smallest_label():
+    assert metrics.majority_class([2, 1, 2, 1]) == 1
+
+
+def test_macro_f1_counts_a_never_predicted_class_as_zero():
+    result = metrics.main_task_metrics([0, 0, 1, 1], [0, 0, 0, 0], n_classes=3)
+    # class 0: P = 0.5, R = 1 -> F1 = 2/3; classes 1 and 2 -> 0.
+    assert result == {"accuracy": 0.5, "macro_f1": pytest.approx(2 / 9), "n": 4}
