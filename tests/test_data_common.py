@@ -94,3 +94,11 @@ def test_folder_hash_depends_on_contents_and_names(tmp_path):
     first = file_sha256(tmp_path / "a")
     (tmp_path / "a" / "f.txt").write_text("2")
     assert file_sha256(tmp_path / "a") != first
+
+
+def test_split_frame_places_a_rare_class_in_every_split():
+    frame = _frame(200).assign(y=0)
+    frame.loc[[3, 50, 120, 170], "y"] = 1  # 4 examples of class 1: too few to stratify two ways
+    splits = split_frame(frame, {"train": 0.8, "dev": 0.1, "test": 0.1}, seed=0)
+    assert all((part["y"] == 1).any() for part in splits.values())
+    assert sum(len(part) for part in splits.values()) == 200

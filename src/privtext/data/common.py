@@ -96,7 +96,27 @@ def split_frame(
     dev, test = train_test_split(
         rest, test_size=ratios["test"] / rest_share, random_state=seed, shuffle=True, stratify=rest_labels
     )
-    return {name: part.reset_index(drop=True) for name, part in zip(SPLITS, (train, dev, test))}
+    splits = {name: part.reset_index(drop=True) for name, part in zip(SPLITS, (train, dev, test))}
+    return _cover_every_class(splits, stratify) if stratify else splits
+
+
+def _cover_every_class(splits: dict[str, pd.DataFrame], column: str) -> dict[str, pd.DataFrame]:
+    """Move one example of a class into each split that lacks it, from the split holding most of that class.
+
+    Stratification cannot place a class with only a handful of examples (e.g. 4 Sports articles in AG's
+    person-filtered test.csv) in every split; a class with fewer examples than splits still cannot be, and
+    write_dataset then stops with an error naming it.
+    """
+    counts = pd.concat(splits.values())[column].value_counts()
+    for label in sorted(counts[counts >= len(splits)].index):
+        for name in SPLITS:
+            if (splits[name][column] == label).any():
+                continue
+            donor = max(SPLITS, key=lambda s: (int((splits[s][column] == label).sum()), s))
+            row = splits[donor][splits[donor][column] == label].iloc[[-1]]
+            splits[donor] = splits[donor].drop(row.index).reset_index(drop=True)
+            splits[name] = pd.concat([splits[name], row], ignore_index=True)
+    return splits
 
 
 def manifest_sha256(splits: Mapping[str, pd.DataFrame]) -> str:
