@@ -1,0 +1,139 @@
+"""Privacy layers: per-example normalisation followed by the Laplace mechanism (SPEC §1.1).
+
+Each mechanism is a small pure function whose docstring states what the guarantee relies on. What ε a
+configuration actually gives is computed separately, in :mod:`privtext.accounting`.
+
+| kind                | normalisation           | noise      | L1 sensitivity | guarantee |
+| ------------------- | ----------------------- | ---------- | -------------- | --------- |
+| ``minmax``          | per-example min-max     | Lap(1/ε)   | D              | (D·ε)-DP  |
+| ``minmax_calibrated`` | per-example min-max   | Lap(D/ε)   | D              | ε-DP      |
+| ``l1``              | v / ||v||_1             | Lap(2/ε)   | 2              | ε-DP      |
+
+``minmax`` is what DPNR and CAPE publish: noise calibrated to a sensitivity of 1 although min-max
+normalised vectors in [0,1]^D differ by up to D in L1 (FEDERATE, Appendix C).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+LAYERS = ("minmax", "minmax_calibrated", "l1")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in LAYERS:
+        raise ValueError(f"unknown privacy layer {kind!r}; known layers: {', '.join(LAYERS)}")
+
+
+def _check_dim(dim: int) -> None:
+    if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
+        raise ValueError(f"representation dimension must be a positive integer, got {dim!r}")
+
+
+def _check_epsilon(epsilon: float) -> None:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not (0 < epsilon < math.inf):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+
+
+def minmax_normalise(v: torch.Tensor) -> torch.Tensor:
+    """Min-max scale each example (last dim) to [0, 1]; L1 sensitivity D.
+
+    Every coordinate lies in [0, 1], so two outputs differ by at most D in L1 ([0,1,…,1] vs [1,0,…,0]).
+    A constant vector (max == min) has no defined scaling and maps to zeros, which stays in [0, 1].
+    """
+    low = v.amin(dim=-1, keepdim=True)
+    span = v.amax(dim=-1, keepdim=True) - low
+    degenerate = span <= 0
+    scaled = (v - low) / torch.where(degenerate, torch.ones_like(span), span)
+    return torch.where(degenerate, torch.zeros_like(scaled), scaled)
+
+
+def l1_normalise(v: torch.Tensor) -> torch.Tensor:
+    """Divide each example (last dim) by its L1 norm; L1 sensitivity 2 (FEDERATE Eq. 3).
+
+    Every output has L1 norm 1 (or 0), so two outputs differ by at most 2 in L1 (triangle inequality).
+    The zero vector maps to zeros, whose norm 0 ≤ 1 keeps the bound.
+    """
+    norm = v.abs().sum(dim=-1, keepdim=True)
+    degenerate = norm <= 0
+    scaled = v / torch.where(degenerate, torch.ones_like(norm), norm)
+    return torch.where(degenerate, torch.zeros_like(scaled), scaled)
+
+
+NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise}
+
+
+def laplace_noise(
+    shape: tuple[int, ...] | torch.Size,
+    scale: float,
+    generator: torch.Generator,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
+    """I.i.d. Lap(0, ``scale``) noise of ``shape`` drawn from ``generator`` (inverse CDF of a uniform).
+
+    Uniforms are drawn in float64 so the sampled tails reach ~36·scale instead of ~17·scale in float32.
+    """
+    if not scale > 0:
+        raise ValueError(f"Laplace scale must be > 0, got {scale!r}")
+    u = torch.rand(shape, generator=generator, dtype=torch.float64, device=device) - 0.5
+    tail = torch.clamp(1.0 - 2.0 * u.abs(), min=torch.finfo(torch.float64).tiny)  # u = -0.5 would give -inf
+    return (-scale * torch.sign(u) * torch.log(tail)).to(dtype)
+
+
+def sensitivity(kind: str, dim: int) -> float:
+    """True L1 sensitivity of the normalised vector of layer ``kind`` in dimension ``dim``."""
+    _check_kind(kind)
+    _check_dim(dim)
+    return 2.0 if kind == "l1" else float(dim)
+
+
+def noise_scale(kind: str, epsilon: float, dim: int) -> float:
+    """Laplace scale the layer uses: 1/ε for ``minmax`` (as published), Δ1/ε for the others."""
+    _check_kind(kind)
+    _check_epsilon(epsilon)
+    _check_dim(dim)
+    if kind == "minmax":
+        return 1.0 / epsilon  # DPNR §3.2 / CAPE §3 assume sensitivity 1; the true one is D (see accounting)
+    return sensitivity(kind, dim) / epsilon
+
+
+class PrivacyLayer(nn.Module):
+    """Normalise each example independently, then add fresh i.i.d. Laplace noise per coordinate.
+
+    Noise is drawn on every forward pass, in training (robust training, DPNR §3.3) and in eval mode alike;
+    the layer has no parameters and uses no batch statistics. Pass ``seed`` or a ``generator`` for
+    reproducible noise.
+    """
+
+    def __init__(
+        self, kind: str, epsilon: float, dim: int, *, seed: int | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__()
+        self.scale = noise_scale(kind, epsilon, dim)  # validates kind, epsilon, dim
+        if seed is not None and generator is not None:
+            raise ValueError("give either seed or generator to PrivacyLayer, not both")
+        self.kind, self.epsilon, self.dim = kind, float(epsilon), dim
+        if generator is None:
+            generator = torch.Generator()
+            generator.manual_seed(seed) if seed is not None else generator.seed()
+        self.generator = generator
+
+    def normalise(self, v: torch.Tensor) -> torch.Tensor:
+        """The noise-free, per-example normalisation."""
+        return NORMALISERS[self.kind](v)
+
+    def forward(self, v: torch.Tensor) -> torch.Tensor:
+        if v.shape[-1] != self.dim:
+            raise ValueError(f"PrivacyLayer expects last dimension {self.dim}, got shape {tuple(v.shape)}")
+        normalised = self.normalise(v)
+        noise = laplace_noise(normalised.shape, self.scale, self.generator, dtype=v.dtype, device=v.device)
+        return normalised + noise
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind}, epsilon={self.epsilon}, dim={self.dim}, scale={self.scale:.4g}"

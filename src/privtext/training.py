@@ -1,0 +1,131 @@
+"""The generic training loop: seeded minibatches, per-epoch hook (λ schedule), dev-only model selection.
+
+A trainable model is an ``nn.Module`` whose ``forward(x)`` returns task logits and which has
+``training_loss(x, y, z) -> Tensor`` (everything the method optimises in one backward pass, e.g. the
+adversaries behind a gradient reversal layer). The loop knows nothing about privacy or adversaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SELECT_ON = ("accuracy", "loss")
+OPTIMIZERS = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+EVAL_BATCH = 8192
+
+
+@dataclass
+class TensorSplit:
+    """One split as tensors: features ``x`` [n, d], labels ``y`` [n], private attributes ``z``."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    z: dict[str, torch.Tensor]
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    epochs: int
+    batch_size: int
+    lr: float
+    optimizer: str = "adam"
+    weight_decay: float = 0.0
+    patience: int | None = None  # None: train all epochs, then restore the best dev epoch
+    select_on: str = "accuracy"  # dev accuracy (higher is better) or dev task loss (lower is better)
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+        if self.select_on not in SELECT_ON:
+            raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
+        for name in ("epochs", "batch_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
+            raise ValueError(f"patience must be a positive integer or None, got {self.patience!r}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+
+
+def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """``fn`` over ``x`` in large chunks, concatenated (no autograd)."""
+    with torch.inference_mode():
+        return torch.cat([fn(x[i:i + EVAL_BATCH]) for i in range(0, len(x), EVAL_BATCH)])
+
+
+def evaluate(model: nn.Module, data: TensorSplit) -> tuple[float, float]:
+    """Task cross-entropy and accuracy of ``model`` on ``data`` in eval mode (privacy noise still fresh)."""
+    model.eval()
+    logits = batched_apply(model, data.x)
+    loss = F.cross_entropy(logits, data.y).item()
+    accuracy = (logits.argmax(dim=1) == data.y).double().mean().item()
+    return loss, accuracy
+
+
+def _snapshot(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {key: value.detach().clone() for key, value in model.state_dict().items()}
+
+
+def train(
+    model: nn.Module,
+    train_data: TensorSplit,
+    dev_data: TensorSplit,
+    settings: TrainingSettings,
+    *,
+    generator: torch.Generator,
+    epoch_hook: Callable[[int], dict[str, float]] | None = None,
+) -> dict[str, Any]:
+    """Minibatch training; after each epoch score dev, keep the best dev state, stop after ``patience``
+    epochs without improvement, and restore the best state. Shuffling uses ``generator`` only.
+
+    Returns the history: ``epochs_run``, ``best_epoch`` (0-based), ``selected_on`` and per-epoch records.
+    """
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    optimizer = OPTIMIZERS[settings.optimizer](
+        parameters, lr=settings.lr, weight_decay=settings.weight_decay, foreach=True)
+    n = len(train_data)
+    records: list[dict[str, float]] = []
+    best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
+    for epoch in range(settings.epochs):
+        record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
+        model.train()
+        order = torch.randperm(n, generator=generator)
+        total, batches = 0.0, 0
+        for start in range(0, n, settings.batch_size):
+            index = order[start:start + settings.batch_size]
+            loss = model.training_loss(
+                train_data.x[index], train_data.y[index], {k: v[index] for k, v in train_data.z.items()}
+            )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total, batches = total + loss.item(), batches + 1
+        dev_loss, dev_accuracy = evaluate(model, dev_data)
+        record.update(train_loss=total / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy)
+        records.append(record)
+        score = dev_accuracy if settings.select_on == "accuracy" else -dev_loss
+        if score > best_score:  # first best epoch wins ties
+            best_score, best_epoch, best_state, stale = score, epoch, _snapshot(model), 0
+        else:
+            stale += 1
+            if settings.patience is not None and stale >= settings.patience:
+                break
+    model.load_state_dict(best_state)
+    model.eval()
+    return {
+        "epochs_run": len(records),
+        "best_epoch": best_epoch,
+        "selected_on": f"dev_{settings.select_on}",
+        "best_dev_accuracy": records[best_epoch]["dev_accuracy"],
+        "best_dev_loss": records[best_epoch]["dev_loss"],
+        "epochs": records,
+    }

@@ -1,0 +1,244 @@
+"""Methods: the registry contract, determinism, the adversarial update, and behaviour on planted data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import safetensors.torch
+import torch
+import torch.nn.functional as F
+from sklearn.linear_model import LogisticRegression
+
+from privtext.methods import METHODS, Split, build_method
+from privtext.methods.base import orthogonality_penalty
+from privtext.methods.inlp import inlp_projection, nullspace_projection
+from privtext.nn import lambda_schedule
+
+torch.set_num_threads(1)
+ATTRIBUTES = {"planted": 2, "other": 3}
+FAST = {"batch_size": 64, "epochs": 2}  # every neural method accepts these
+GRID_PARAMS = {
+    "majority": (), "nonpriv": (), "adv": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
+    "inlp": ("n_iter",), "noise": ("epsilon",), "dpnr": ("epsilon",), "cape": ("epsilon", "lambda"),
+    "federate": ("epsilon", "lambda"),
+}
+
+
+def planted_split(n: int, seed: int) -> Split:
+    """y (3 classes) in dims 0–2; a balanced binary attribute planted strongly in dims 3–4, independent
+    of y; a 3-valued attribute that is pure noise."""
+    rng = np.random.default_rng(seed)
+    y, planted, other = rng.integers(0, 3, n), rng.integers(0, 2, n), rng.integers(0, 3, n)
+    X = rng.standard_normal((n, 16)).astype(np.float32)
+    X[np.arange(n), y] += 3.0
+    X[:, 3:5] += (4.0 * planted - 2.0)[:, None]
+    return Split(X, y, {"planted": planted, "other": other})
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, Split]:
+    return {"train": planted_split(600, 0), "dev": planted_split(300, 1), "test": planted_split(600, 2)}
+
+
+def build(name: str, params: dict | None = None, seed: int = 1):
+    fast = FAST if name != "majority" else {}
+    return build_method(name, {**fast, **(params or {})}, input_dim=16, n_classes=3,
+                        attribute_sizes=ATTRIBUTES, seed=seed, threads=1)
+
+
+def linear_attack(method, data: dict[str, Split]) -> float:
+    """Accuracy on test of a fresh logistic regression trained on released train representations."""
+    probe = LogisticRegression(max_iter=2000).fit(method.release(data["train"].X), data["train"].Z["planted"])
+    return probe.score(method.release(data["test"].X), data["test"].Z["planted"])
+
+
+def majority_rate(data: dict[str, Split]) -> float:
+    return np.bincount(data["test"].Z["planted"]).max() / len(data["test"].y)
+
+
+# -- the registry contract --------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(METHODS))
+def test_method_fits_and_returns_well_formed_outputs(name: str, data: dict[str, Split]) -> None:
+    method = build(name)
+    history = method.fit(data["train"], data["dev"])
+    X = data["test"].X[:50]
+    predictions, released = method.predict(X), method.release(X)
+    assert predictions.shape == (50,) and predictions.dtype == np.int64
+    assert set(predictions) <= {0, 1, 2}
+    assert released.shape == (50, method.representation_dim) and released.dtype == np.float32
+    assert method.predict_released(released).shape == (50,)
+    assert {"epochs_run", "best_epoch", "epochs"} <= set(history)
+    safetensors.torch.save(method.state_dict())  # raises on non-tensor or shared storage
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_method_declares_its_grid_params_with_paper_defaults(name: str) -> None:
+    cls = METHODS[name]
+    assert cls.grid_params == GRID_PARAMS[name]
+    assert set(cls.grid_params) <= set(cls.defaults)
+
+
+def test_privacy_layer_and_representation_dim_follow_the_papers() -> None:
+    assert build("dpnr").privacy_layer == ("minmax", 0.05) and build("dpnr").representation_dim == 16
+    assert build("cape").privacy_layer == ("minmax", 0.1) and build("cape").representation_dim == 256
+    assert build("federate").privacy_layer == ("l1", 8.0) and build("noise").privacy_layer == ("l1", 8.0)
+    assert build("nonpriv").privacy_layer is None and build("nonpriv").representation_dim == 50
+    assert build("dpnr", {"layer": "minmax_calibrated"}).privacy_layer == ("minmax_calibrated", 0.05)
+
+
+def test_unknown_method_error_names_it_and_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="'dpsgd'.*majority, nonpriv, adv"):
+        build_method("dpsgd", {}, input_dim=4, n_classes=2, attribute_sizes={}, seed=0)
+
+
+def test_unknown_param_error_names_it_and_the_allowed_ones() -> None:
+    with pytest.raises(ValueError, match=r"'federate'.*\['mu'\].*allowed:.*epsilon.*lambda"):
+        build("federate", {"mu": 0.1})
+
+
+@pytest.mark.parametrize(("name", "params", "message"), [
+    ("noise", {"epsilon": 0}, "epsilon.*0"),
+    ("cape", {"layer": "l2"}, "layer.*'l2'"),
+    ("adv", {"lambda_schedule": "linear"}, "lambda_schedule.*'linear'"),
+    ("adv", {"attributes": ["age"]}, r"\['age'\]"),
+])
+def test_invalid_param_values_are_rejected_with_their_value(name: str, params: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build(name, params)
+
+
+def test_split_with_wrong_feature_dimension_is_rejected(data: dict[str, Split]) -> None:
+    bad = Split(data["train"].X[:, :10], data["train"].y, data["train"].Z)
+    with pytest.raises(ValueError, match=r"\[n, 16\].*\(600, 10\)"):
+        build("nonpriv").fit(bad, data["dev"])
+
+
+# -- determinism and noise -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["federate", "multiadv", "inlp", "cape"])
+def test_same_seed_gives_bitwise_identical_results(name: str, data: dict[str, Split]) -> None:
+    runs = []
+    for _ in range(2):
+        method = build(name)
+        history = method.fit(data["train"], data["dev"])
+        runs.append((history, method.predict(data["test"].X), method.release(data["test"].X),
+                     method.state_dict()))
+    (h1, p1, r1, s1), (h2, p2, r2, s2) = runs
+    assert h1 == h2 and np.array_equal(p1, p2) and np.array_equal(r1, r2)
+    assert all(torch.equal(s1[k], s2[k]) for k in s1)
+
+
+def test_different_seeds_give_different_models(data: dict[str, Split]) -> None:
+    a, b = build("nonpriv", seed=1), build("nonpriv", seed=2)
+    a.fit(data["train"], data["dev"]), b.fit(data["train"], data["dev"])
+    assert not np.array_equal(a.release(data["test"].X), b.release(data["test"].X))
+
+
+@pytest.mark.parametrize("name", ["noise", "dpnr", "cape", "federate"])
+def test_released_noise_is_fresh_on_every_call(name: str, data: dict[str, Split]) -> None:
+    method = build(name)
+    method.fit(data["train"], data["dev"])
+    first, second = method.release(data["test"].X[:20]), method.release(data["test"].X[:20])
+    assert not np.isclose(first, second).any()
+
+
+def test_non_private_release_is_deterministic(data: dict[str, Split]) -> None:
+    method = build("nonpriv")
+    method.fit(data["train"], data["dev"])
+    assert np.array_equal(method.release(data["test"].X), method.release(data["test"].X))
+
+
+# -- training: adversarial update, schedule, model selection ----------------------------------------------
+def test_adversarial_update_reverses_the_attribute_gradient_into_the_encoder(data: dict[str, Split]) -> None:
+    """One backward pass gives E: ∇CE(y) − λ∇CE(z); A: ∇CE(z) (FEDERATE Algorithm 1)."""
+    method = build("adv", {"dropout": 0.0, "attributes": ["planted"]})
+    model = method.build_model(noise_seed=0)
+    model.reversal.lambda_ = 0.7
+    x = torch.from_numpy(data["train"].X[:64])
+    y, z = torch.from_numpy(data["train"].y[:64]), torch.from_numpy(data["train"].Z["planted"][:64])
+
+    def gradients(loss: torch.Tensor) -> list[torch.Tensor]:
+        model.zero_grad()
+        loss.backward()
+        return [p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+
+    joint = gradients(model.training_loss(x, y, {"planted": z}))
+    task = gradients(F.cross_entropy(model(x), y))
+    attribute = gradients(F.cross_entropy(model.adversaries[0](model.encoder(x))[:, 0], z))
+    names = [name for name, _ in model.named_parameters()]
+    for name, g_joint, g_task, g_attr in zip(names, joint, task, attribute):
+        expected = g_task - 0.7 * g_attr if name.startswith("encoder") else g_task + g_attr
+        assert torch.allclose(g_joint, expected, atol=1e-6), name
+
+
+def test_scheduled_lambda_is_applied_per_epoch(data: dict[str, Split]) -> None:
+    history = build("federate", {"epochs": 4, "lambda": 2.0}).fit(data["train"], data["dev"])
+    assert [e["lambda"] for e in history["epochs"]] == [lambda_schedule(2.0, e, 4, 7.0) for e in range(4)]
+
+
+def test_cape_keeps_lambda_constant(data: dict[str, Split]) -> None:
+    history = build("cape", {"lambda": 0.5}).fit(data["train"], data["dev"])
+    assert {e["lambda"] for e in history["epochs"]} == {0.5}
+
+
+def test_best_epoch_is_the_best_dev_accuracy_for_federate(data: dict[str, Split]) -> None:
+    history = build("federate", {"epochs": 6}).fit(data["train"], data["dev"])
+    accuracies = [e["dev_accuracy"] for e in history["epochs"]]
+    assert history["epochs_run"] == 6 and history["best_epoch"] == int(np.argmax(accuracies))
+
+
+def test_cape_selects_and_stops_on_dev_loss(data: dict[str, Split]) -> None:
+    history = build("cape", {"epochs": 40, "patience": 2, "lr": 1e-2}).fit(data["train"], data["dev"])
+    losses = [e["dev_loss"] for e in history["epochs"]]
+    assert history["best_epoch"] == int(np.argmin(losses))
+    assert history["epochs_run"] == history["best_epoch"] + 3  # stopped after 2 epochs without improvement
+
+
+def test_orthogonality_penalty_is_zero_for_orthogonal_and_maximal_for_equal_adversaries() -> None:
+    h = torch.zeros(4, 2, 3)  # [examples, adversaries, hidden units]
+    h[:2, 0], h[2:, 1] = torch.rand(2, 3) + 0.1, torch.rand(2, 3) + 0.1  # active on disjoint examples
+    assert orthogonality_penalty(h).item() == 0.0
+    same = torch.randn(8, 1, 3).expand(8, 2, 3)
+    assert orthogonality_penalty(same).item() > 0.1
+
+
+def test_majority_predicts_the_training_majority_and_releases_nothing(data: dict[str, Split]) -> None:
+    method = build("majority")
+    method.fit(data["train"], data["dev"])
+    expected = np.bincount(data["train"].y).argmax()
+    assert (method.predict(data["test"].X) == expected).all()
+    assert not method.release(data["test"].X).any()
+
+
+# -- behaviour on planted data ----------------------------------------------------------------------------
+def test_nonpriv_release_leaks_the_planted_attribute(data: dict[str, Split]) -> None:
+    method = build("nonpriv", {"epochs": 10})
+    method.fit(data["train"], data["dev"])
+    assert linear_attack(method, data) > 0.9 > majority_rate(data) + 0.3
+    assert (method.predict(data["test"].X) == data["test"].y).mean() > 0.9
+
+
+@pytest.mark.parametrize("name", ["noise", "federate"])
+def test_small_epsilon_release_hides_the_planted_attribute(name: str, data: dict[str, Split]) -> None:
+    method = build(name, {"epsilon": 0.1, "epochs": 5})
+    method.fit(data["train"], data["dev"])
+    assert linear_attack(method, data) < majority_rate(data) + 0.08
+
+
+def test_inlp_release_hides_the_attribute_from_a_linear_attacker(data: dict[str, Split]) -> None:
+    method = build("inlp", {"n_iter": 30, "epochs": 10, "attributes": ["planted"]})
+    method.fit(data["train"], data["dev"])
+    assert linear_attack(method, data) < majority_rate(data) + 0.1
+    assert (method.predict(data["test"].X) == data["test"].y).mean() > 0.85
+
+
+def test_inlp_projection_is_an_orthogonal_projector_removing_the_probe_rows() -> None:
+    rows = np.random.default_rng(0).standard_normal((3, 7))
+    projection = nullspace_projection(rows, 7)
+    assert np.allclose(projection @ projection, projection) and np.allclose(projection, projection.T)
+    assert np.allclose(rows @ projection, 0.0) and np.isclose(np.trace(projection), 4.0)
+
+
+def test_inlp_stops_once_every_direction_is_removed() -> None:
+    rng = np.random.default_rng(0)
+    projection, log = inlp_projection(rng.standard_normal((300, 4)), {"a": rng.integers(0, 3, 300)}, 5, 0)
+    assert np.allclose(projection, 0.0) and log[-1]["rank_removed"] == 4 and len(log) < 5
