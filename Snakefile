@@ -8,8 +8,17 @@ min_version("8.0")
 configfile: "config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/embed.smk"
+include: "rules/train.smk"
+include: "rules/attack.smk"
+include: "rules/measure.smk"
+include: "rules/aggregate.smk"
+include: "rules/report.smk"
 
 
 rule all:

@@ -7,6 +7,9 @@ from privtext.config import check_config
 from privtext.data import BUILDERS, TABULAR_DATASETS
 from privtext.data.common import SPLITS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
+from privtext.artefacts import ARTEFACTS
+from privtext.grid import TABULAR_ENCODER, encoder_slug, format_value, parse_params_path, shrink_study, study_points, unique
+from privtext.methods import METHODS
 from privtext.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
 
@@ -18,13 +21,18 @@ SEARCH_DIRS = [RAW_DIR, config["data_mirror"]]
 NLTK_DATA = config["nltk_data"]
 NER_BACKEND = resolve_ner_backend(config["ner_backend"], NLTK_DATA)
 AG_SOURCE_LAYOUT = {"auto": None, "newsspace": "newsspace", "ag_news_csv": "ag_news_csv"}
+TEXT_ENCODER = encoder_slug(config["encoder"]["name"])
 
 
 wildcard_constraints:
     dataset="|".join(BUILDERS),
     split="|".join(SPLITS),
     backend="nltk|spacy",
-    nltk_package="|".join(NLTK_NER_RESOURCES),
+    method="|".join(METHODS),
+    encoder="[^/]+",
+    mu="[0-9.]+",
+    seed="[0-9]+",
+    params=r"mu~[^/]+(/[a-z_]+~[^/]+)*",
 
 
 def _layout(dataset):
@@ -72,9 +80,134 @@ def download_relpath(wildcards):
     return wildcards.relpath
 
 
-def dataset_outputs(dataset):
-    return [f"results/data/{dataset}/meta.json"]
+def encoder_for(dataset):
+    return TABULAR_ENCODER if dataset in TABULAR_DATASETS else TEXT_ENCODER
+
+
+def embedding_dir(dataset, encoder, mu, seed):
+    """mu = 0 leaves the text unchanged, so one extraction (seed 0) serves every seed and method."""
+    seed = 0 if float(mu) == 0 else seed
+    return f"results/embeddings/{dataset}/{encoder}/mu~{format_value(float(mu))}/seed~{seed}"
+
+
+def study_config(name):
+    """A study block with `auto` datasets resolved, unavailable datasets skipped and grid_shrink applied."""
+    study = dict(config["studies"][name])
+    selected = selected_datasets()
+    wanted = selected if study["datasets"] == "auto" else study["datasets"]
+    study["datasets"] = [d for d in wanted if d in selected]
+    shrink = config["grid_shrink"]
+    if shrink and name not in shrink.get("studies_exempt", ["quick"]):
+        study = shrink_study(study, shrink["seeds"], shrink["values"])
+    return study
+
+
+def study_grid(name):
+    study = study_config(name)
+    return study_points(
+        study,
+        datasets=study["datasets"],
+        encoder_for=encoder_for,
+        grid_params=lambda method: METHODS[method].grid_params,
+        default_value=lambda method, param: METHODS[method].defaults[param],
+    )
+
+
+def grid_points():
+    """Every grid point of the studies in run_studies (identical points across studies counted once)."""
+    return unique(point for name in config["run_studies"] for point in study_grid(name))
+
+
+def dataset_splits(wildcards):
+    return {f"data_{s}": f"results/data/{wildcards.dataset}/{s}.parquet" for s in SPLITS}
+
+
+def run_inputs(wildcards):
+    """Dataset splits and the frozen features of a grid point."""
+    mu = parse_params_path(wildcards.params)["mu"]
+    features = embedding_dir(wildcards.dataset, wildcards.encoder, mu, wildcards.seed)
+    return {
+        "meta": f"results/data/{wildcards.dataset}/meta.json",
+        **dataset_splits(wildcards),
+        **{f"features_{s}": f"{features}/{s}.npy" for s in SPLITS},
+    }
+
+
+def grid_params_of(wildcards):
+    params = parse_params_path(wildcards.params)
+    params.pop("mu")
+    return params
+
+
+def mu_of(wildcards):
+    return float(parse_params_path(wildcards.params)["mu"])
+
+
+def method_settings(wildcards):
+    return dict(config["methods"].get(wildcards.method, {}))
+
+
+def embed_settings(wildcards):
+    return dict(config["encoder"]) if wildcards.encoder != TABULAR_ENCODER else {}
+
+
+def run_files(name):
+    return [f"{point.run_dir}/{name}" for point in grid_points()]
+
+
+def study_run_files(wildcards):
+    points = study_grid(wildcards.study)
+    return {
+        name: [f"{point.run_dir}/{name}.json" for point in points]
+        for name in ("metrics", "attack", "fairness", "mdl")
+    }
+
+
+def artefacts_to_build():
+    """Artefacts whose studies were all run (extra/* need any study with a DP method)."""
+    run = set(config["run_studies"]) - {"quick"}
+    return [a for a in ARTEFACTS.values() if run and (set(a.studies) <= run if a.studies else True)]
+
+
+def artefact_studies(artefact):
+    studies = ARTEFACTS[artefact].studies or tuple(config["run_studies"])
+    return [s for s in studies if s in config["run_studies"]]
+
+
+def artefact_inputs(artefact):
+    studies = artefact_studies(artefact)
+    datasets = sorted({d for s in studies for d in study_config(s)["datasets"]})
+    inputs = {
+        "measures": [f"results/tables/studies/{s}/measures.csv" for s in studies],
+        "metas": [f"results/data/{d}/meta.json" for d in datasets],
+    }
+    if config["published_results"]:
+        inputs["published"] = config["published_results"]
+    if artefact == "dpnr/figure4" and "dpnr_fairness" in studies:
+        first = {}
+        for point in study_grid("dpnr_fairness"):
+            if point.method in ("nonpriv", "dpnr"):
+                first.setdefault((point.dataset, point.method), point)
+        inputs["tsne"] = [f"{p.run_dir}/released_test.npy" for p in first.values()]
+    return inputs
+
+
+def artefact_slug(artefact):
+    """'dpnr/table2' -> 'dpnr_table2' (rule and caption names)."""
+    return "_".join(artefact.split("/"))
+
+
+def artefact_paper(artefact):
+    return artefact.partition("/")[0].upper()
+
+
+def artefact_outputs(artefact):
+    kind = ARTEFACTS[artefact].kind
+    folder, suffixes = ("tables", ("csv", "md", "tex")) if kind == "table" else ("figures", ("png", "pdf"))
+    return [f"results/{folder}/{artefact}.{suffix}" for suffix in suffixes]
 
 
 def final_outputs():
-    return [path for dataset in selected_datasets() for path in dataset_outputs(dataset)]
+    data = [f"results/data/{dataset}/meta.json" for dataset in selected_datasets()]
+    artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
+    return data + (["results/tables/runs.csv"] if config["run_studies"] else []) + artefacts

@@ -95,3 +95,22 @@ def study_points(
 
 def unique(points: Iterable[GridPoint]) -> list[GridPoint]:
     return list(dict.fromkeys(points))
+
+
+def shrink_study(study: Mapping, seeds: int, values: int) -> dict:
+    """A CPU-sized copy of ``study``: its first ``seeds`` seeds and at most ``values`` values per parameter
+    list, evenly spaced with both ends kept (so a sweep still spans its range)."""
+
+    def thin(options: list) -> list:
+        if len(options) <= values:
+            return list(options)
+        if values == 1:
+            return [options[0]]
+        step = (len(options) - 1) / (values - 1)
+        return [options[round(i * step)] for i in range(values)]
+
+    return {
+        **study,
+        "seeds": list(study["seeds"])[:seeds],
+        "methods": {m: {p: thin(v) for p, v in params.items()} for m, params in study["methods"].items()},
+    }

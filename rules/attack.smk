@@ -1,0 +1,25 @@
+# Fresh attackers on the released representations of a finished grid point (SPEC §4).
+
+
+rule attack:
+    input:
+        unpack(dataset_splits),
+        meta="results/data/{dataset}/meta.json",
+        released_train=f"{RUN_DIR}/released_train.npy",
+        released_dev=f"{RUN_DIR}/released_dev.npy",
+        released_test=f"{RUN_DIR}/released_test.npy",
+    output:
+        f"{RUN_DIR}/attack.json",
+    log:
+        f"results/logs/{RUN_DIR}/attack.log",
+    params:
+        attackers=config["attack"]["attackers"],
+        max_train=config["attack"]["max_train"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/attack.py"

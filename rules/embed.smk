@@ -1,0 +1,23 @@
+# Frozen-encoder feature extraction, once per (dataset, encoder, mu, dropout seed) (SPEC §1.2).
+
+
+rule embed:
+    input:
+        unpack(dataset_splits),
+    output:
+        train="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/train.npy",
+        dev="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/dev.npy",
+        test="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/test.npy",
+        meta="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/meta.json",
+    log:
+        "results/logs/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.log",
+    params:
+        encoder=embed_settings,
+    threads: 2
+    resources:
+        mem_mb=6000,
+        runtime=120,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/embed.py"

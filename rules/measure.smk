@@ -1,0 +1,45 @@
+# Per grid point measurements beyond the attackers: MDL probing and main-task fairness (SPEC §4).
+
+
+rule mdl:
+    input:
+        unpack(dataset_splits),
+        meta="results/data/{dataset}/meta.json",
+        released_train=f"{RUN_DIR}/released_train.npy",
+        released_dev=f"{RUN_DIR}/released_dev.npy",
+        released_test=f"{RUN_DIR}/released_test.npy",
+    output:
+        f"{RUN_DIR}/mdl.json",
+    log:
+        f"results/logs/{RUN_DIR}/mdl.log",
+    params:
+        split=config["mdl"]["split"],
+        max_examples=config["mdl"]["max_examples"],
+        probe=config["mdl"]["probe"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/mdl.py"
+
+
+rule fairness:
+    input:
+        unpack(dataset_splits),
+        meta="results/data/{dataset}/meta.json",
+        predictions=f"{RUN_DIR}/predictions.parquet",
+    output:
+        f"{RUN_DIR}/fairness.json",
+    log:
+        f"results/logs/{RUN_DIR}/fairness.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/fairness.py"

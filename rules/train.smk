@@ -1,0 +1,30 @@
+# One job per grid point: train a method on frozen features, release representations (SPEC §2).
+
+RUN_DIR = "results/runs/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
+
+
+rule train:
+    input:
+        unpack(run_inputs),
+    output:
+        model=f"{RUN_DIR}/model.safetensors",
+        released_train=f"{RUN_DIR}/released_train.npy",
+        released_dev=f"{RUN_DIR}/released_dev.npy",
+        released_test=f"{RUN_DIR}/released_test.npy",
+        predictions=f"{RUN_DIR}/predictions.parquet",
+        metrics=f"{RUN_DIR}/metrics.json",
+    log:
+        f"results/logs/{RUN_DIR}/train.log",
+    params:
+        grid_params=grid_params_of,
+        mu=mu_of,
+        settings=method_settings,
+        max_train=config["train"]["max_train"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/train.py"

@@ -1,0 +1,106 @@
+"""Gather finished grid points into tables. Reads saved outputs only; never retrains."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+RUN_COLUMNS = ("dataset", "encoder", "method", "seed", "privacy_layer", "epsilon_nominal", "epsilon_effective", "representation_dim")
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def run_record(run_dir: str | Path) -> dict:
+    """One flat record of a grid point: its parameters and main-task metrics on dev and test."""
+    metrics = _read(Path(run_dir) / "metrics.json")
+    record = {column: metrics.get(column) for column in RUN_COLUMNS}
+    record.update({f"param_{name}": value for name, value in metrics["params"].items()})
+    for split in ("dev", "test"):
+        record.update({f"{split}_{name}": value for name, value in metrics[split].items() if name != "n"})
+    record.update(train_seconds=metrics["seconds"], run_dir=str(run_dir))
+    return record
+
+
+def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per grid point x attacker x attribute (SPEC §4), with every parameter, ε and all metrics."""
+    rows = []
+    for run_dir in run_dirs:
+        base = run_record(run_dir)
+        attack = _read(Path(run_dir) / "attack.json")
+        for attacker, result in attack["attackers"].items():
+            privacy = result.get("empirical_privacy", {})
+            for attribute, scores in result["attributes"].items():
+                rows.append(
+                    {
+                        **base,
+                        "attacker": attacker,
+                        "attribute": attribute,
+                        "attribute_kind": scores["kind"],
+                        "attack_accuracy": scores["accuracy"],
+                        "attack_macro_f1": scores["macro_f1"],
+                        "attack_majority_rate": scores["majority_rate"],
+                        "attack_advantage": scores["accuracy"] - scores["majority_rate"],
+                        "empirical_privacy": privacy.get(scores["kind"]),
+                    }
+                )
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    param_columns = sorted(c for c in table.columns if c.startswith("param_"))
+    ordered = ["dataset", "encoder", "method", *param_columns, "seed"]
+    rest = [c for c in table.columns if c not in ordered]
+    return table[ordered + rest].sort_values(["dataset", "method", *param_columns, "seed", "attacker", "attribute"], kind="stable")
+
+
+MEASURE_COLUMNS = ("measure", "split", "attribute", "attacker", "group", "value")
+
+
+def _measure_rows(run_dir: Path) -> list[dict]:
+    """Every scalar measured on one grid point, as long rows (measure, split, attribute, attacker, group)."""
+    rows = []
+
+    def add(measure, value, split="", attribute="", attacker="", group=""):
+        if value is not None:
+            rows.append(dict(measure=measure, split=split, attribute=attribute, attacker=attacker, group=group, value=float(value)))
+
+    metrics = _read(run_dir / "metrics.json")
+    for split in ("dev", "test"):
+        add("accuracy", metrics[split]["accuracy"], split)
+        add("macro_f1", metrics[split]["macro_f1"], split)
+    attack = _read(run_dir / "attack.json")
+    for attacker, result in attack["attackers"].items():
+        for attribute, scores in result["attributes"].items():
+            for name in ("accuracy", "macro_f1", "majority_rate"):
+                add(f"attack_{name}", scores[name], "test", attribute, attacker)
+        for kind, value in result.get("empirical_privacy", {}).items():
+            add(f"empirical_privacy_{kind}", value, "test", "", attacker)
+    if (run_dir / "fairness.json").exists():
+        for split, report in _read(run_dir / "fairness.json").items():
+            for attribute, scores in report["attributes"].items():
+                for name in ("accuracy_gap", "grms", "tpr_gap", "fairness"):
+                    add(name, scores.get(name), split, attribute)
+                for group, cell in scores["subgroup_accuracy"].items():
+                    add("subgroup_accuracy", cell["accuracy"], split, attribute, group=group)
+    if (run_dir / "mdl.json").exists():
+        mdl = _read(run_dir / "mdl.json")
+        for attribute, code in mdl["attributes"].items():
+            for name in ("kbits", "uniform_kbits", "compression"):
+                add(f"mdl_{name}", code[name], mdl["split"], attribute)
+    return rows
+
+
+def measures_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
+    """Long table: one row per grid point x measure x split x attribute x attacker x group, with the run's
+    parameters and ε (what every paper table and figure is pivoted from)."""
+    frames = []
+    for run_dir in run_dirs:
+        base = run_record(run_dir)
+        keep = {k: v for k, v in base.items() if not k.startswith(("dev_", "test_"))}
+        rows = _measure_rows(Path(run_dir))
+        frames.append(pd.DataFrame([{**keep, **row} for row in rows]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*RUN_COLUMNS, *MEASURE_COLUMNS])

@@ -1,0 +1,222 @@
+"""One grid point end to end, on files: train a method on frozen features, release, attack.
+
+The workflow scripts are one call each into this module, so the whole job is testable without Snakemake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from safetensors.torch import save_file
+
+from privtext.accounting import epsilon_accounting
+from privtext.data.common import SPLITS
+from privtext.metrics import main_task_metrics
+from privtext.provenance import versions
+
+log = logging.getLogger(__name__)
+
+
+def load_split(data_dir: str | Path, split: str, features: str | Path, attributes: Sequence[str]):
+    """Features from ``features`` (.npy) with labels ``y`` and ``z_*`` from the dataset's parquet."""
+    from privtext.methods.base import Split
+
+    frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet", columns=["id", "y", *[f"z_{a}" for a in attributes]])
+    X = np.load(features, allow_pickle=False)
+    if len(X) != len(frame):
+        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(frame)}; rebuild the embeddings")
+    Z = {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+    return Split(X=X.astype(np.float32, copy=False), y=frame["y"].to_numpy(np.int64), Z=Z), frame["id"].to_numpy()
+
+
+def _capped(split, cap: int | None, seed: int):
+    """A seeded sample of at most ``cap`` training examples (dev/test are never capped)."""
+    from privtext.methods.base import Split
+
+    if cap is None or len(split.y) <= cap:
+        return split
+    keep = np.sort(np.random.default_rng(seed).choice(len(split.y), size=cap, replace=False))
+    return Split(X=split.X[keep], y=split.y[keep], Z={a: z[keep] for a, z in split.Z.items()})
+
+
+def train_grid_point(
+    *,
+    data_dir: str | Path,
+    features: Mapping[str, str | Path],
+    out_dir: str | Path,
+    method: str,
+    grid_params: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    mu: float,
+    seed: int,
+    threads: int = 1,
+    max_train: int | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Fit ``method`` on one grid point, write model, released representations, predictions, metrics.json."""
+    from privtext.methods import build_method
+
+    started = time.perf_counter()
+    meta = json.loads((Path(data_dir) / "meta.json").read_text())
+    attributes = list(meta["private_attributes"])
+    loaded = {split: load_split(data_dir, split, features[split], attributes) for split in SPLITS}
+    splits = {split: pair[0] for split, pair in loaded.items()}
+    train = _capped(splits["train"], max_train, seed)
+    model = build_method(
+        method,
+        {**settings, **grid_params},
+        input_dim=train.X.shape[1],
+        n_classes=len(meta["label_names"]),
+        attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
+        seed=seed,
+        threads=threads,
+    )
+    history = model.fit(train, splits["dev"])
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions, metrics = [], {}
+    for split in ("dev", "test"):
+        y_pred = model.predict(splits[split].X)
+        metrics[split] = main_task_metrics(splits[split].y, y_pred)
+        predictions.append(pd.DataFrame({"id": loaded[split][1], "split": split, "y_true": splits[split].y, "y_pred": y_pred}))
+    for split in SPLITS:
+        np.save(out_dir / f"released_{split}.npy", model.release(splits[split].X).astype(np.float32), allow_pickle=False)
+    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(out_dir / "model.safetensors"))
+    layer = model.privacy_layer
+    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model.representation_dim, mu)
+    # Strict JSON has no Infinity: a method without a privacy layer gives no guarantee, written as null.
+    privacy = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
+    result = {
+        "dataset": meta["dataset"],
+        "method": method,
+        "params": {"mu": mu, **grid_params},
+        "settings": dict(settings),
+        "seed": seed,
+        "privacy_layer": layer[0] if layer else None,
+        "representation_dim": model.representation_dim,
+        **privacy,
+        "dev": metrics["dev"],
+        "test": metrics["test"],
+        "n_train": int(len(train.y)),
+        "max_train": max_train,
+        "history": history,
+        "seconds": round(time.perf_counter() - started, 3),
+        "threads": threads,
+        "data_split_manifest_sha256": meta["split_manifest_sha256"],
+        "versions": versions(),
+        **dict(context or {}),
+    }
+    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    log.info("%s %s: dev acc %.4f, test acc %.4f", method, grid_params, metrics["dev"]["accuracy"], metrics["test"]["accuracy"])
+    return result
+
+
+def attack_grid_point(
+    *,
+    data_dir: str | Path,
+    run_dir: str | Path,
+    out_path: str | Path,
+    attackers: Sequence[str],
+    seed: int,
+    max_train: int | None,
+    threads: int = 1,
+) -> dict[str, Any]:
+    """Train fresh attackers on the released representations of a finished grid point; write attack.json."""
+    from privtext.attackers import run_attacks
+
+    started = time.perf_counter()
+    meta = json.loads((Path(data_dir) / "meta.json").read_text())
+    attributes = list(meta["private_attributes"])
+    released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
+    Z = {}
+    for split in SPLITS:
+        frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet", columns=[f"z_{a}" for a in attributes])
+        Z[split] = {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+    result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train, threads=threads)
+    result = {**result, "seed": seed, "seconds": round(time.perf_counter() - started, 3), "versions": versions()}
+    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    return result
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _private_labels(data_dir: Path, split: str, attributes: Sequence[str]) -> dict[str, np.ndarray]:
+    frame = pd.read_parquet(data_dir / f"{split}.parquet", columns=[f"z_{a}" for a in attributes])
+    return {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+
+
+def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: str | Path) -> dict[str, Any]:
+    """Main-task fairness per private attribute on dev (for selection) and test (for reporting)."""
+    from privtext.fairness import fairness_report
+
+    data_dir = Path(data_dir)
+    meta = json.loads((data_dir / "meta.json").read_text())
+    predictions = pd.read_parquet(Path(run_dir) / "predictions.parquet")
+    result: dict[str, Any] = {}
+    for split in ("dev", "test"):
+        rows = predictions[predictions["split"] == split]
+        ids = pd.read_parquet(data_dir / f"{split}.parquet", columns=["id"])["id"].to_numpy()
+        if not np.array_equal(rows["id"].to_numpy(), ids):
+            raise ValueError(f"{run_dir}/predictions.parquet does not follow {data_dir}/{split}.parquet; retrain")
+        result[split] = fairness_report(
+            rows["y_true"].to_numpy(),
+            rows["y_pred"].to_numpy(),
+            _private_labels(data_dir, split, list(meta["private_attributes"])),
+            meta["attribute_kinds"],
+            label_names=meta["label_names"],
+            value_names=meta["private_attributes"],
+        )
+    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    return result
+
+
+def mdl_grid_point(
+    *,
+    data_dir: str | Path,
+    run_dir: str | Path,
+    out_path: str | Path,
+    split: str,
+    max_examples: int | None,
+    probe: str,
+    seed: int,
+) -> dict[str, Any]:
+    """MDL online code length of every private attribute given the released representations (SPEC §4)."""
+    from privtext.mdl import online_code_length
+
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    meta = json.loads((data_dir / "meta.json").read_text())
+    X = np.load(Path(run_dir) / f"released_{split}.npy", allow_pickle=False)
+    Z = _private_labels(data_dir, split, list(meta["private_attributes"]))
+    rows = np.arange(len(X))
+    if max_examples is not None and len(X) > max_examples:
+        rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_examples, replace=False))
+    attributes = {}
+    for attribute, values in meta["private_attributes"].items():
+        code = online_code_length(X[rows], Z[attribute][rows], n_classes=len(values), seed=seed, probe=probe)
+        attributes[attribute] = {k: v for k, v in code.items() if k != "blocks"} | {"blocks": code["blocks"]}
+    result = {
+        "split": split,
+        "n": int(len(rows)),
+        "max_examples": max_examples,
+        "probe": probe,
+        "seed": seed,
+        "attributes": attributes,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    return result

@@ -1,0 +1,88 @@
+"""The grid end to end through the real Snakefile on demo: outputs, resumption, incremental grids."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from conftest import run_snakemake
+
+STUDY = {
+    "datasets": ["demo"],
+    "seeds": [10],
+    "methods": {
+        "majority": {},
+        "nonpriv": {},
+        "noise": {"epsilon": [0.5]},
+        "federate": {"epsilon": [0.5], "lambda": [1.0]},
+    },
+}
+CONFIG = {
+    "datasets": ["demo"],
+    "demo": {"n_examples": 500, "strong_strength": 0.35},
+    "attack": {"attackers": ["linear", "mlp"]},
+    "studies": {"tiny": STUDY},
+    "run_studies": ["tiny"],
+}
+
+
+@pytest.fixture(scope="module")
+def finished_grid(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("grid")
+    run_snakemake(workdir, CONFIG)
+    return workdir
+
+
+def _jobs(dry_run_stdout: str) -> dict[str, int]:
+    table = dry_run_stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M) if m.group(1) != "total"}
+
+
+def test_grid_writes_every_output_of_every_point(finished_grid):
+    runs = sorted((finished_grid / "results/runs/demo/minilm").glob("*/mu~0/**/seed~10"))
+    assert len(runs) == 4
+    for run in runs:
+        for name in ("model.safetensors", "released_train.npy", "released_test.npy", "predictions.parquet", "metrics.json", "attack.json"):
+            assert (run / name).exists(), f"{run}/{name}"
+    metrics = json.loads((finished_grid / "results/runs/demo/minilm/federate/mu~0/epsilon~0.5/lambda~1/seed~10/metrics.json").read_text())
+    assert metrics["epsilon_nominal"] == 0.5 and metrics["epsilon_effective"] == 0.5
+    assert {"accuracy", "macro_f1"} <= set(metrics["test"]) and "versions" in metrics
+
+
+def test_runs_table_has_a_row_per_point_attacker_and_attribute(finished_grid):
+    table = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    assert len(table) == 4 * 2 * 2  # points x attackers x attributes
+    for column in ("method", "param_epsilon", "param_lambda", "seed", "epsilon_nominal", "epsilon_effective",
+                   "test_accuracy", "attack_accuracy", "attack_majority_rate", "empirical_privacy"):
+        assert column in table.columns
+
+
+def test_planted_attribute_leaks_without_privacy_and_not_at_small_effective_epsilon(finished_grid):
+    table = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    strong = table[(table.attribute == "strong") & (table.attacker == "linear")].set_index("method")
+    majority = strong.loc["nonpriv", "attack_majority_rate"]
+    assert strong.loc["nonpriv", "attack_accuracy"] > majority + 0.25
+    for private in ("noise", "federate"):
+        assert strong.loc[private, "attack_accuracy"] < majority + 0.12
+
+
+def test_second_run_has_nothing_to_do(finished_grid):
+    result = run_snakemake(finished_grid, CONFIG, None, "-n")
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_adding_one_epsilon_plans_only_the_new_train_and_attack_jobs(finished_grid):
+    bigger = json.loads(json.dumps(CONFIG))
+    bigger["studies"]["tiny"]["methods"]["noise"]["epsilon"] = [0.5, 2]
+    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    per_point = {rule: n for rule, n in jobs.items() if rule in ("embed", "train", "attack", "fairness", "mdl")}
+    assert per_point == {"train": 1, "attack": 1, "fairness": 1, "mdl": 1}  # no extraction, one new point
+    assert "build_dataset" not in jobs
+
+
+def test_a_new_word_dropout_rate_adds_one_extraction(finished_grid):
+    bigger = json.loads(json.dumps(CONFIG))
+    bigger["studies"]["tiny"]["methods"]["noise"]["mu"] = [0, 0.3]
+    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    assert jobs["embed"] == 1 and jobs["train"] == 1

@@ -1,0 +1,20 @@
+"""Extract frozen-encoder features (or tabular features) for every split of one dataset."""
+
+import json
+import logging
+from pathlib import Path
+
+from privtext.embedding import embed_dataset
+from privtext.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+meta = embed_dataset(
+    data_dir=Path(snakemake.input.data_train).parent,
+    out_dir=Path(snakemake.output.meta).parent,
+    encoder=snakemake.wildcards.encoder,
+    settings=snakemake.params.encoder,
+    mu=float(snakemake.wildcards.mu),
+    seed=int(snakemake.wildcards.seed),
+    threads=snakemake.threads,
+)
+logging.info("embedded %s: %s", snakemake.wildcards.dataset, json.dumps(meta)[:500])

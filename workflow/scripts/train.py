@@ -1,0 +1,21 @@
+"""Train one method at one grid point on frozen features; write model, releases, predictions, metrics."""
+
+from pathlib import Path
+
+from privtext.logs import setup_logging
+from privtext.runs import train_grid_point
+
+setup_logging(snakemake.log[0])
+train_grid_point(
+    data_dir=Path(snakemake.input.meta).parent,
+    features={s: snakemake.input[f"features_{s}"] for s in ("train", "dev", "test")},
+    out_dir=Path(snakemake.output.metrics).parent,
+    method=snakemake.wildcards.method,
+    grid_params=snakemake.params.grid_params,
+    settings=snakemake.params.settings,
+    mu=snakemake.params.mu,
+    seed=int(snakemake.wildcards.seed),
+    threads=snakemake.threads,
+    max_train=snakemake.params.max_train,
+    context={"encoder": snakemake.wildcards.encoder, "run_dir": str(Path(snakemake.output.metrics).parent)},
+)
