@@ -7,6 +7,7 @@ from privtext.data import Quarantine, get_builder, write_dataset
 from privtext.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+logging.getLogger("gensim").setLevel(logging.WARNING)  # gensim logs every LDA chunk at INFO
 dataset = snakemake.wildcards.dataset
 inputs = {role: Path(path) for role, path in snakemake.input.items()}
 options = dict(snakemake.params.options)
