@@ -41,8 +41,15 @@ def _capped(split, cap: int | None, seed: int):
 
     if cap is None or len(split.y) <= cap:
         return split
-    keep = np.sort(np.random.default_rng(seed).choice(len(split.y), size=cap, replace=False))
+    keep = _seeded_rows(len(split.y), cap, seed)
     return Split(X=split.X[keep], y=split.y[keep], Z={a: z[keep] for a, z in split.Z.items()})
+
+
+def _seeded_rows(n: int, cap: int | None, seed: int) -> np.ndarray:
+    """Sorted indices of a seeded sample of at most ``cap`` of ``n`` rows (all rows when cap is None)."""
+    if cap is None or n <= cap:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))
 
 
 def train_grid_point(
@@ -136,10 +143,7 @@ def attack_grid_point(
     meta = json.loads((Path(data_dir) / "meta.json").read_text())
     attributes = list(meta["private_attributes"])
     released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
-    Z = {}
-    for split in SPLITS:
-        frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet", columns=[f"z_{a}" for a in attributes])
-        Z[split] = {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+    Z = {split: _private_labels(Path(data_dir), split, attributes) for split in SPLITS}
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train, threads=threads)
     result = {**result, "seed": seed, "seconds": round(time.perf_counter() - started, 3), "versions": versions()}
     Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
@@ -202,9 +206,7 @@ def mdl_grid_point(
     meta = json.loads((data_dir / "meta.json").read_text())
     X = np.load(Path(run_dir) / f"released_{split}.npy", allow_pickle=False)
     Z = _private_labels(data_dir, split, list(meta["private_attributes"]))
-    rows = np.arange(len(X))
-    if max_examples is not None and len(X) > max_examples:
-        rows = np.sort(np.random.default_rng(seed).choice(len(X), size=max_examples, replace=False))
+    rows = _seeded_rows(len(X), max_examples, seed)
     attributes = {}
     for attribute, values in meta["private_attributes"].items():
         code = online_code_length(X[rows], Z[attribute][rows], n_classes=len(values), seed=seed, probe=probe)
