@@ -12,6 +12,8 @@ rule attack:
         f"{RUN_DIR}/attack.json",
     log:
         f"results/logs/{RUN_DIR}/attack.log",
+    benchmark:
+        f"results/benchmarks/{RUN_DIR}/attack.tsv"
     params:
         attackers=config["attack"]["attackers"],
         max_train=config["attack"]["max_train"],

@@ -69,6 +69,8 @@ rule build_dataset:
         quarantine="results/data/{dataset}/quarantine.jsonl",
     log:
         "results/logs/data/{dataset}.log",
+    benchmark:
+        "results/benchmarks/data/{dataset}.tsv"
     params:
         options=build_params,
         seed=config["seed"],

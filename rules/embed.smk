@@ -11,6 +11,8 @@ rule embed:
         meta="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/meta.json",
     log:
         "results/logs/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.log",
+    benchmark:
+        "results/benchmarks/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.tsv"
     params:
         encoder=embed_settings,
     threads: 2

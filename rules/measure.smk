@@ -12,6 +12,8 @@ rule mdl:
         f"{RUN_DIR}/mdl.json",
     log:
         f"results/logs/{RUN_DIR}/mdl.log",
+    benchmark:
+        f"results/benchmarks/{RUN_DIR}/mdl.tsv"
     params:
         split=config["mdl"]["split"],
         max_examples=config["mdl"]["max_examples"],
@@ -35,6 +37,8 @@ rule fairness:
         f"{RUN_DIR}/fairness.json",
     log:
         f"results/logs/{RUN_DIR}/fairness.log",
+    benchmark:
+        f"results/benchmarks/{RUN_DIR}/fairness.tsv"
     threads: 1
     resources:
         mem_mb=2000,

@@ -15,6 +15,8 @@ rule train:
         metrics=f"{RUN_DIR}/metrics.json",
     log:
         f"results/logs/{RUN_DIR}/train.log",
+    benchmark:
+        f"results/benchmarks/{RUN_DIR}/train.tsv"
     params:
         grid_params=grid_params_of,
         mu=mu_of,

@@ -60,7 +60,7 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
                                attackers=["linear"], seed=5, max_train=None)
     assert set(attack["attackers"]["linear"]["attributes"]) == {"strong", "weak"}
     fairness = fairness_grid_point(data_dir=root / "data", run_dir=tmp_path, out_path=tmp_path / "fairness.json")
-    assert set(fairness) == {"dev", "test"}
+    assert set(fairness) == {"dev", "test", "seconds"}
     mdl = mdl_grid_point(data_dir=root / "data", run_dir=tmp_path, out_path=tmp_path / "mdl.json",
                          split="train", max_examples=None, probe="linear", seed=5)
     strong, weak = mdl["attributes"]["strong"], mdl["attributes"]["weak"]

@@ -80,7 +80,8 @@ def _measure_rows(run_dir: Path) -> list[dict]:
         for kind, value in result.get("empirical_privacy", {}).items():
             add(f"empirical_privacy_{kind}", value, "test", "", attacker)
     if (run_dir / "fairness.json").exists():
-        for split, report in _read(run_dir / "fairness.json").items():
+        fairness = _read(run_dir / "fairness.json")
+        for split, report in ((split, fairness[split]) for split in ("dev", "test")):
             for attribute, scores in report["attributes"].items():
                 for name in ("accuracy_gap", "grms", "tpr_gap", "fairness"):
                     add(name, scores.get(name), split, attribute)
