@@ -48,3 +48,11 @@ def test_macro_f1_counts_a_never_predicted_class_as_zero():
     result = metrics.main_task_metrics([0, 0, 1, 1], [0, 0, 0, 0], n_classes=3)
     # class 0: P = 0.5, R = 1 -> F1 = 2/3; classes 1 and 2 -> 0.
     assert result == {"accuracy": 0.5, "macro_f1": pytest.approx(2 / 9), "n": 4}
+
+
+def test_accuracy_per_value_is_accuracy_within_each_true_value():
+    # DPNR Table 5 on a hand-made entity: 3 documents without it (2 right), 1 with it (missed); value 2 is
+    # never the truth, so its accuracy is undefined (None), not 0.
+    y_true = np.array([0, 0, 0, 1])
+    y_pred = np.array([0, 1, 0, 0])
+    assert metrics.accuracy_per_value(y_true, y_pred, 3) == [pytest.approx(2 / 3), 0.0, None]

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from privtext.aggregate import measures_table, runs_table
@@ -68,4 +69,12 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     runs = runs_table([tmp_path])
     assert len(runs) == 2 and set(runs["attribute"]) == {"strong", "weak"}
     measures = measures_table([tmp_path])
-    assert {"accuracy", "attack_accuracy", "fairness", "mdl_kbits", "subgroup_accuracy"} <= set(measures["measure"])
+    assert {"accuracy", "attack_accuracy", "fairness", "mdl_kbits", "subgroup_accuracy",
+            "attack_subgroup_accuracy"} <= set(measures["measure"])
+    # the attacker's accuracy within each value, named by the dataset's value names, averages to its accuracy
+    per_value = measures[measures["measure"] == "attack_subgroup_accuracy"].set_index(["attribute", "group"])["value"]
+    assert set(per_value.loc["strong"].index) == {"teen", "adult"}
+    z_test = pd.read_parquet(root / "data" / "test.parquet")["z_strong"].to_numpy()
+    weights = np.bincount(z_test, minlength=2) / len(z_test)
+    expected = attack["attackers"]["linear"]["attributes"]["strong"]["accuracy"]
+    assert per_value.loc["strong"].loc[["teen", "adult"]].to_numpy() @ weights == pytest.approx(expected)

@@ -77,6 +77,8 @@ def _measure_rows(run_dir: Path) -> list[dict]:
         for attribute, scores in result["attributes"].items():
             for name in ("accuracy", "macro_f1", "majority_rate"):
                 add(f"attack_{name}", scores[name], "test", attribute, attacker)
+            for value, accuracy in (scores.get("accuracy_per_value") or {}).items():
+                add("attack_subgroup_accuracy", accuracy, "test", attribute, attacker, group=value)
         for kind, value in result.get("empirical_privacy", {}).items():
             add(f"empirical_privacy_{kind}", value, "test", "", attacker)
     if (run_dir / "fairness.json").exists():

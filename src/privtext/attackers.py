@@ -293,6 +293,9 @@ def _attack_attribute(
         "accuracy": metrics.accuracy(labels["test"], y_pred),
         "macro_f1": metrics.macro_f1(labels["test"], y_pred),
         "majority_rate": metrics.majority_rate(labels["train"], labels["test"]),
+        # indexed by attribute value; the values seen in any split (the builder fixes the value set)
+        "accuracy_per_value": metrics.accuracy_per_value(
+            labels["test"], y_pred, int(max(labels[s].max(initial=0) for s in SPLITS)) + 1),
         "majority_class": metrics.majority_class(labels["train"]),
         "n_train": int(len(y_fit)),
         "n_test": int(len(labels["test"])),

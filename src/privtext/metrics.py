@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, f1_score, recall_score
 
 # Conservative convention when no entity is present and none is predicted (micro-F1 is 0/0): count the
 # attacker as perfect, so privacy is never overstated on a degenerate test split.
@@ -20,6 +20,16 @@ ENTITY_F1_WHEN_UNDEFINED = 1.0
 def accuracy(y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray) -> float:
     """Fraction of exact matches."""
     return float(accuracy_score(np.asarray(y_true), np.asarray(y_pred)))
+
+
+def accuracy_per_value(
+    y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray, n_values: int
+) -> list[float | None]:
+    """Accuracy within each true value ``v`` of ``range(n_values)`` (the recall of ``v``); None for a value
+    absent from ``y_true``. DPNR Table 5: the attacker's accuracy on documents without / with an entity."""
+    y_true = np.asarray(y_true)
+    recalls = recall_score(y_true, np.asarray(y_pred), labels=list(range(n_values)), average=None, zero_division=0)
+    return [float(r) if (y_true == v).any() else None for v, r in enumerate(recalls)]
 
 
 def macro_f1(

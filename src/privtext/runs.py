@@ -148,6 +148,11 @@ def attack_grid_point(
     released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
     Z = {split: _private_labels(Path(data_dir), split, attributes) for split in SPLITS}
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train, threads=threads)
+    for attacker in result["attackers"].values():  # value index -> the dataset's value name
+        for attribute, scores in attacker["attributes"].items():
+            names = meta["private_attributes"][attribute]
+            scores["accuracy_per_value"] = {
+                names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
     result = {**result, "seed": seed, "seconds": round(time.perf_counter() - started, 3), "versions": versions()}
     Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
     return result

@@ -222,8 +222,8 @@ def table5(inputs: ArtefactInputs) -> TableArtefact:
              "Shares are over all documents of the dataset (meta.json)."]
     if not have_measure:
         notes.append("Attacker accuracy per absent/present subset needs the measure `attack_subgroup_accuracy` "
-                     "(attacker accuracy within each value of the attribute), which the saved measures do not "
-                     "hold yet.")
+                     "(attacker accuracy within each value of the attribute), which attack.json files written "
+                     "before it existed lack: delete them and rerun to fill these columns.")
     return TableArtefact(
         title=f"DPNR Table 5: attacker (`{ATTACKER}`) test accuracy (%) on documents without / with each entity",
         cells=cells_frame(records, ["dataset", "paper_dataset", "Dataset", "attribute", "Entity"]),
