@@ -49,3 +49,26 @@ def test_snakemake_reports_config_error_before_any_job(tmp_path, config, expecte
     assert result.returncode != 0
     assert expected.split(".")[0] in output
     assert "Job stats" not in output and "build_dataset" not in output
+
+
+def test_nested_command_line_strings_become_the_numbers_the_schema_asks_for():
+    # What Snakemake hands over for --config 'grid_shrink={seeds: 1, values: 2}' demo='{n_examples: 500}'
+    config = {"grid_shrink": {"seeds": "1", "values": "2"}, "demo": {"n_examples": "500"},
+              "studies": {"s": {"datasets": ["demo"], "seeds": ["10"], "methods": {"dpnr": {"epsilon": ["0.5", "1"]}}}},
+              "run_studies": ["s"], "seed": "7", "encoder": {"name": "1234"}}
+    config = load_config(overrides=config)
+    assert config["grid_shrink"] == {"seeds": 1, "values": 2}
+    assert config["demo"]["n_examples"] == 500
+    assert config["studies"]["s"]["seeds"] == [10] and config["studies"]["s"]["methods"]["dpnr"]["epsilon"] == [0.5, 1]
+    assert config["seed"] == 7 and config["encoder"]["name"] == "1234"  # a string stays where strings are allowed
+    with pytest.raises(ConfigError, match="grid_shrink.seeds"):
+        load_config(overrides={"grid_shrink": {"seeds": "one", "values": "2"}})
+
+
+def test_snakemake_accepts_a_nested_grid_shrink_on_the_command_line(tmp_path):
+    config = {"datasets": ["demo"], "run_studies": ["s"],
+              "studies": {"s": {"datasets": ["demo"], "seeds": [10, 20], "methods": {"dpnr": {"epsilon": [0.1, 1, 5]}}}}}
+    result = run_snakemake(tmp_path, config, None, "-n", "--quiet", "rules", "--config",
+                           "grid_shrink={seeds: 1, values: 2}")
+    train_jobs = [line for line in result.stdout.splitlines() if line.strip().startswith("train")]
+    assert train_jobs and int(train_jobs[0].split()[-1]) == 2  # 1 seed × ε ∈ {0.1, 5}

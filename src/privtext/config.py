@@ -41,8 +41,65 @@ def load_schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
+_SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool, "null": type(None)}
+
+
+def _resolve(schema: dict, root: dict) -> dict:
+    while isinstance(schema, dict) and "$ref" in schema:
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema if isinstance(schema, dict) else {}
+
+
+def _types(schema: dict) -> set[str]:
+    declared = schema.get("type", [])
+    return {declared} if isinstance(declared, str) else set(declared)
+
+
+def _coerce(value: Any, schema: dict, root: dict) -> Any:
+    schema = _resolve(schema, root)
+    alternatives = [_resolve(s, root) for s in schema.get("oneOf", []) + schema.get("anyOf", [])]
+    if isinstance(value, str):
+        types = set().union(*(_types(s) for s in (schema, *alternatives)))
+        wanted = tuple(_SCALAR_TYPES[t] for t in types if t in _SCALAR_TYPES)
+        if not wanted or "string" in types:
+            return value
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+        is_bool_mismatch = isinstance(parsed, bool) and "boolean" not in types
+        return parsed if isinstance(parsed, wanted) and not is_bool_mismatch else value
+    for sub in alternatives:  # a container under oneOf/anyOf: use the alternative of its kind
+        if (sub.get("type") == "object") == isinstance(value, dict) and sub.get("type") in ("object", "array"):
+            schema = sub
+            break
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else None)
+            if sub is not None:
+                value[key] = _coerce(item, sub, root)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value[:] = [_coerce(item, schema["items"], root) for item in value]
+    return value
+
+
+def coerce_command_line_values(config: dict) -> dict:
+    """Turn strings into the numbers, booleans or nulls the schema asks for, in place.
+
+    Snakemake parses a nested ``--config key={a: 1}`` with YAML's BaseLoader, so every nested scalar arrives
+    as a string (``{'a': '1'}``); a top-level ``key=1`` is already an int. Strings stay strings wherever the
+    schema allows a string, so this never changes the meaning of a value read from a YAML file."""
+    return _coerce(config, load_schema(), load_schema())
+
+
 def validate_config(config: dict) -> dict:
     """Validate ``config`` in place against the schema, fill defaults, then run :func:`check_config`."""
+    coerce_command_line_values(config)
     validator = _validator_filling_defaults()(load_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
