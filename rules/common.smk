@@ -149,7 +149,9 @@ def method_settings(wildcards):
 
 
 def embed_settings(wildcards):
-    return dict(config["encoder"]) if wildcards.encoder != TABULAR_ENCODER else {}
+    if wildcards.encoder == TABULAR_ENCODER:
+        return {}
+    return {k: v for k, v in config["encoder"].items() if k != "threads"}  # threads change no number
 
 
 def run_files(name):

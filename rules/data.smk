@@ -76,6 +76,7 @@ rule build_dataset:
         seed=config["seed"],
         quarantine_examples=config["quarantine_examples"],
     threads: 1
+    priority: 10
     resources:
         mem_mb=8000,
         runtime=60,

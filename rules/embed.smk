@@ -15,7 +15,9 @@ rule embed:
         "results/benchmarks/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.tsv"
     params:
         encoder=embed_settings,
-    threads: 2
+    threads: config["encoder"]["threads"]
+    # Extraction gates every grid job of its dataset: start it as soon as a core is free.
+    priority: 10
     resources:
         mem_mb=6000,
         runtime=120,
