@@ -7,7 +7,7 @@ counted; then one study of ``--points`` grid points (`noise` over as many ε val
 so jobs are serial and the wall time splits exactly into:
 
 - the jobs' own run times, summed from the `benchmark:` files every grid rule writes
-  (`results/benchmarks/.../{train,attack,mdl,fairness}.tsv`); each includes the job's Python start-up;
+  (`results/benchmarks/runs/.../{train,attack,mdl,fairness}.tsv`); each includes the job's Python start-up;
 - within those, the time spent in the library (the `seconds` each job records in its JSON output), so the
   remainder is per-job start-up (interpreter, torch and scikit-learn imports);
 - Snakemake's own overhead: wall time minus the summed job run times (DAG, scheduling, file checks, and the
@@ -70,9 +70,9 @@ def main() -> None:
 
     job_seconds, library_seconds = [], []
     for point_dir in sorted((workdir / "results" / "runs").glob("demo/*/noise/**/seed~10")):
-        relative = point_dir.relative_to(workdir)
+        relative = point_dir.relative_to(workdir / "results" / "runs")
         for rule in GRID_RULES:
-            with open(workdir / "results" / "benchmarks" / relative / f"{rule}.tsv") as handle:
+            with open(workdir / "results" / "benchmarks" / "runs" / relative / f"{rule}.tsv") as handle:
                 job_seconds.append(float(next(csv.DictReader(handle, delimiter="\t"))["s"]))
             record = json.loads((point_dir / f"{'metrics' if rule == 'train' else rule}.json").read_text())
             library_seconds.append(float(record.get("seconds", 0.0)))

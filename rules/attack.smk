@@ -13,7 +13,7 @@ rule attack:
     log:
         f"results/logs/{RUN_DIR}/attack.log",
     benchmark:
-        f"results/benchmarks/{RUN_DIR}/attack.tsv"
+        f"{BENCHMARK_DIR}/attack.tsv"
     params:
         attackers=config["attack"]["attackers"],
         max_train=config["attack"]["max_train"],

@@ -49,6 +49,7 @@ rule ner_persons:
         nltk_data=NLTK_DATA,
         spacy_model=config["spacy_model"],
     threads: 1
+    priority: 10
     resources:
         mem_mb=4000,
         runtime=60,

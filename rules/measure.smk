@@ -13,7 +13,7 @@ rule mdl:
     log:
         f"results/logs/{RUN_DIR}/mdl.log",
     benchmark:
-        f"results/benchmarks/{RUN_DIR}/mdl.tsv"
+        f"{BENCHMARK_DIR}/mdl.tsv"
     params:
         split=config["mdl"]["split"],
         max_examples=config["mdl"]["max_examples"],
@@ -38,7 +38,7 @@ rule fairness:
     log:
         f"results/logs/{RUN_DIR}/fairness.log",
     benchmark:
-        f"results/benchmarks/{RUN_DIR}/fairness.tsv"
+        f"{BENCHMARK_DIR}/fairness.tsv"
     threads: 1
     resources:
         mem_mb=2000,

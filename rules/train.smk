@@ -1,6 +1,8 @@
 # One job per grid point: train a method on frozen features, release representations (SPEC §2).
 
 RUN_DIR = "results/runs/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
+# Per-job wall time, CPU and memory (Snakemake `benchmark:`), mirroring the run folders.
+BENCHMARK_DIR = RUN_DIR.replace("results/runs/", "results/benchmarks/runs/", 1)
 
 
 rule train:
@@ -16,7 +18,7 @@ rule train:
     log:
         f"results/logs/{RUN_DIR}/train.log",
     benchmark:
-        f"results/benchmarks/{RUN_DIR}/train.tsv"
+        f"{BENCHMARK_DIR}/train.tsv"
     params:
         grid_params=grid_params_of,
         mu=mu_of,
