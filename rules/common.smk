@@ -3,7 +3,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from privtext.config import check_config, coerce_command_line_values
+from privtext.config import canonical_config_paths, check_config, coerce_command_line_values
 from privtext.data import BUILDERS, TABULAR_DATASETS
 from privtext.data.common import SPLITS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
@@ -16,6 +16,7 @@ from privtext.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 coerce_command_line_values(config)  # nested --config values arrive as strings
 validate(config, "../schemas/config.schema.yaml", set_default=True)
 check_config(config)
+canonical_config_paths(config)  # `../shared/data` and its absolute form are one set of inputs
 
 RAW_DIR = config["raw_dir"]
 SEARCH_DIRS = [RAW_DIR, config["data_mirror"]]

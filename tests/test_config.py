@@ -72,3 +72,30 @@ def test_snakemake_accepts_a_nested_grid_shrink_on_the_command_line(tmp_path):
                            "grid_shrink={seeds: 1, values: 2}")
     train_jobs = [line for line in result.stdout.splitlines() if line.strip().startswith("train")]
     assert train_jobs and int(train_jobs[0].split()[-1]) == 2  # 1 seed × ε ∈ {0.1, 5}
+
+
+def test_paths_get_one_spelling_per_location(tmp_path):
+    from privtext.config import canonical_config_paths, canonical_path
+
+    work = tmp_path / "project"
+    (work / "resources").mkdir(parents=True)
+    assert canonical_path("../shared/data", work) == str(tmp_path / "shared" / "data")
+    assert canonical_path(tmp_path / "shared" / "data", work) == str(tmp_path / "shared" / "data")
+    assert canonical_path("./resources/../resources/raw", work) == "resources/raw"
+    assert canonical_path(work / "resources" / "raw", work) == "resources/raw"
+    config = canonical_config_paths({"raw_dir": "resources/raw", "data_mirror": "../m", "nltk_data": None}, work)
+    assert config == {"raw_dir": "resources/raw", "data_mirror": str(tmp_path / "m"), "nltk_data": None}
+
+
+def test_relative_and_absolute_mirror_name_the_same_inputs(tmp_path):
+    """Spelling the mirror `../mirror` must not change the job's input set (that would rebuild everything)."""
+    mirror = tmp_path / "mirror" / "adult"
+    mirror.mkdir(parents=True)
+    for name in ("adult.data", "adult.test"):
+        (mirror / name).write_text("")
+    planned = []
+    for spelling in ("../mirror", str(tmp_path / "mirror")):
+        result = run_snakemake(tmp_path / "work", {"datasets": ["adult"], "data_mirror": spelling},
+                               ["results/data/adult/meta.json"], "-n")
+        planned.append([line.strip() for line in result.stdout.splitlines() if line.strip().startswith("input:")])
+    assert planned[0] == planned[1] == [f"input: {mirror / 'adult.data'}, {mirror / 'adult.test'}"]

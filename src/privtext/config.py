@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,30 @@ def validate_config(config: dict) -> dict:
         key = ".".join(str(p) for p in error.absolute_path) or "<top level>"
         raise ConfigError(f"invalid config key '{key}': {error.message}")
     check_config(config)
+    return config
+
+
+# Folders and files the config may name outside the project (raw_dir and the outputs live inside it).
+EXTERNAL_PATH_KEYS = ("raw_dir", "data_mirror", "nltk_data", "published_results")
+
+
+def canonical_path(path: str | Path, workdir: str | Path | None = None) -> str:
+    """One spelling per location: relative to ``workdir`` (default: the current folder) when inside it,
+    absolute otherwise. Snakemake compares input paths as written, so ``../shared/data`` and its absolute
+    form would otherwise count as a new set of inputs and rebuild every dataset."""
+    base = Path(workdir or os.getcwd()).resolve()
+    resolved = (base / Path(path).expanduser()).resolve()
+    try:
+        return str(resolved.relative_to(base))
+    except ValueError:
+        return str(resolved)
+
+
+def canonical_config_paths(config: dict[str, Any], workdir: str | Path | None = None) -> dict[str, Any]:
+    """Rewrite the path keys of ``config`` with :func:`canonical_path`, in place."""
+    for key in EXTERNAL_PATH_KEYS:
+        if config.get(key):
+            config[key] = canonical_path(config[key], workdir)
     return config
 
 
