@@ -13,12 +13,13 @@ from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
 from privtext.methods.inlp import inlp_projection, nullspace_projection
 from privtext.nn import lambda_schedule
+from privtext.training import train
 
 torch.set_num_threads(1)
 ATTRIBUTES = {"planted": 2, "other": 3}
 FAST = {"batch_size": 64, "epochs": 2}  # every neural method accepts these
 GRID_PARAMS = {
-    "majority": (), "nonpriv": (), "adv": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
+    "majority": (), "nonpriv": (), "adv": ("lambda",), "adv_br": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
     "inlp": ("n_iter",), "noise": ("epsilon",), "dpnr": ("epsilon",), "cape": ("epsilon", "lambda"),
     "federate": ("epsilon", "lambda"),
 }
@@ -170,6 +171,25 @@ def test_adversarial_update_reverses_the_attribute_gradient_into_the_encoder(dat
         assert torch.allclose(g_joint, expected, atol=1e-6), name
 
 
+def test_best_response_steps_move_only_the_adversaries_before_each_joint_step(data: dict[str, Split]) -> None:
+    method = build("adv_br", {"epochs": 1, "batch_size": 200, "adversary_steps": 3})
+    model = method.build_model(noise_seed=0)
+    encoder_before = [p.detach().clone() for p in model.encoder.parameters()]
+    model.adversary_loss(torch.from_numpy(data["train"].X[:64]),
+                         {a: torch.from_numpy(v[:64]) for a, v in data["train"].Z.items()}).backward()
+    assert all(p.grad is None for p in [*model.encoder.parameters(), *model.classifier.parameters()])
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.adversary_parameters())
+
+    calls = []
+    adversary_loss = model.adversary_loss
+    model.adversary_loss = lambda x, z: calls.append(len(x)) or adversary_loss(x, z)
+    model.zero_grad()
+    train(model, method.check_split(data["train"], "train"), method.check_split(data["dev"], "dev"),
+          method.settings, generator=torch.Generator().manual_seed(0))
+    assert calls == [200] * 9  # 600 examples, batches of 200, 3 adversary-only updates before each
+    assert all(not torch.equal(a, p) for a, p in zip(encoder_before, model.encoder.parameters()))
+
+
 def test_scheduled_lambda_is_applied_per_epoch(data: dict[str, Split]) -> None:
     history = build("federate", {"epochs": 4, "lambda": 2.0}).fit(data["train"], data["dev"])
     assert [e["lambda"] for e in history["epochs"]] == [lambda_schedule(2.0, e, 4, 7.0) for e in range(4)]
@@ -222,6 +242,24 @@ def test_small_epsilon_release_hides_the_planted_attribute(name: str, data: dict
     method = build(name, {"epsilon": 0.1, "epochs": 5})
     method.fit(data["train"], data["dev"])
     assert linear_attack(method, data) < majority_rate(data) + 0.08
+
+
+def test_best_response_adversary_lowers_leakage_where_the_simultaneous_update_raises_it(
+        data: dict[str, Split]) -> None:
+    """With one simultaneous update the encoder makes its lagging adversary wrong and the attribute stays
+    (inverted); an adversary near its best response makes the encoder remove it, at no task cost."""
+    def fitted(name: str, params: dict) -> object:
+        method = build(name, {"epochs": 30, **params})
+        method.fit(data["train"], data["dev"])
+        return method
+
+    nonpriv = fitted("nonpriv", {})
+    simultaneous = fitted("adv_br", {"attributes": ["planted"], "adversary_steps": 0})
+    best_response = fitted("adv_br", {"attributes": ["planted"]})
+    leak = {m: linear_attack(m, data) for m in (nonpriv, simultaneous, best_response)}
+    assert leak[best_response] < leak[nonpriv] - 0.1 and leak[best_response] < leak[simultaneous] - 0.1
+    assert leak[simultaneous] > 0.95
+    assert (best_response.predict(data["test"].X) == data["test"].y).mean() > 0.9
 
 
 def test_inlp_release_hides_the_attribute_from_a_linear_attacker(data: dict[str, Split]) -> None:

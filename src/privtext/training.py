@@ -2,7 +2,10 @@
 
 A trainable model is an ``nn.Module`` whose ``forward(x)`` returns task logits and which has
 ``training_loss(x, y, z) -> Tensor`` (everything the method optimises in one backward pass, e.g. the
-adversaries behind a gradient reversal layer). The loop knows nothing about privacy or adversaries.
+adversaries behind a gradient reversal layer). With ``adversary_steps > 0`` the model must also have
+``adversary_parameters()`` and ``adversary_loss(x, z)``: those parameters then get their own optimiser and
+that many updates per batch before the joint step (which no longer moves them). The loop knows nothing
+about privacy or adversaries.
 """
 
 from __future__ import annotations
@@ -40,16 +43,17 @@ class TrainingSettings:
     weight_decay: float = 0.0
     patience: int | None = None  # None: train all epochs, then restore the best dev epoch
     select_on: str = "accuracy"  # dev accuracy (higher is better) or dev task loss (lower is better)
+    adversary_steps: int = 0  # 0: adversaries move only in the joint step; k: k best-response updates first
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}")
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
-        for name in ("epochs", "batch_size"):
+        for name, low in (("epochs", 1), ("batch_size", 1), ("adversary_steps", 0)):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
             raise ValueError(f"patience must be a positive integer or None, got {self.patience!r}")
         if not self.lr > 0:
@@ -89,9 +93,15 @@ def train(
 
     Returns the history: ``epochs_run``, ``best_epoch`` (0-based), ``selected_on`` and per-epoch records.
     """
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    optimizer = OPTIMIZERS[settings.optimizer](
-        parameters, lr=settings.lr, weight_decay=settings.weight_decay, foreach=True)
+    make_optimizer = OPTIMIZERS[settings.optimizer]
+    inner: list[nn.Parameter] = []
+    if settings.adversary_steps:
+        inner = [p for p in model.adversary_parameters() if p.requires_grad]
+    inner_ids = {id(p) for p in inner}
+    parameters = [p for p in model.parameters() if p.requires_grad and id(p) not in inner_ids]
+    optimizer = make_optimizer(parameters, lr=settings.lr, weight_decay=settings.weight_decay, foreach=True)
+    inner_optimizer = make_optimizer(inner, lr=settings.lr, weight_decay=settings.weight_decay,
+                                     foreach=True) if inner else None
     n = len(train_data)
     records: list[dict[str, float]] = []
     best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
@@ -102,9 +112,12 @@ def train(
         total, batches = 0.0, 0
         for start in range(0, n, settings.batch_size):
             index = order[start:start + settings.batch_size]
-            loss = model.training_loss(
-                train_data.x[index], train_data.y[index], {k: v[index] for k, v in train_data.z.items()}
-            )
+            x, y, z = train_data.x[index], train_data.y[index], {k: v[index] for k, v in train_data.z.items()}
+            for _ in range(settings.adversary_steps if inner_optimizer else 0):
+                inner_optimizer.zero_grad(set_to_none=True)
+                model.adversary_loss(x, z).backward()
+                inner_optimizer.step()
+            loss = model.training_loss(x, y, z)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

@@ -31,18 +31,18 @@ DATASET_LABELS = {
 }
 DATASET_ORDER = ("tp_us", "ag_dpnr", "ag", "blog", "tp_uk", "adult", "celeba", "demo")
 
-METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "multiadv", "inlp", "noise", "dpnr", "cape", "federate")
+METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise", "dpnr", "cape", "federate")
 METHOD_LABELS = {
-    "majority": "MAJORITY", "random": "Random", "nonpriv": "NON-PRIV", "adv": "ADV", "multiadv": "Multi-adv",
+    "majority": "MAJORITY", "random": "Random", "nonpriv": "NON-PRIV", "adv": "ADV", "adv_br": "ADV-BR", "multiadv": "Multi-adv",
     "inlp": "INLP", "noise": "Noise", "dpnr": "DPNR", "cape": "CAPE", "federate": "FEDERATE",
 }
 # One colour (Okabe–Ito based, colour-blind safe) and marker per method, used by every figure.
 PALETTE = {
-    "majority": "#999999", "random": "#999999", "nonpriv": "#000000", "adv": "#E69F00", "multiadv": "#8C6D31",
+    "majority": "#999999", "random": "#999999", "nonpriv": "#000000", "adv": "#E69F00", "adv_br": "#999933", "multiadv": "#8C6D31",
     "inlp": "#CC79A7", "noise": "#56B4E9", "dpnr": "#D55E00", "cape": "#009E73", "federate": "#0072B2",
 }
 MARKERS = {
-    "majority": "x", "random": "x", "nonpriv": "o", "adv": "s", "multiadv": "D", "inlp": "v", "noise": "^",
+    "majority": "x", "random": "x", "nonpriv": "o", "adv": "s", "adv_br": "d", "multiadv": "D", "inlp": "v", "noise": "^",
     "dpnr": "P", "cape": "X", "federate": "*",
 }
 FIGURE_STYLE = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from privtext.methods.adv import Adv
+from privtext.methods.adv_br import AdvBestResponse
 from privtext.methods.base import Method, Split
 from privtext.methods.cape import CAPE
 from privtext.methods.dpnr import DPNR
@@ -19,6 +20,7 @@ METHODS: dict[str, type[Method]] = {
     "majority": Majority,
     "nonpriv": NonPriv,
     "adv": Adv,
+    "adv_br": AdvBestResponse,
     "multiadv": MultiAdv,
     "inlp": INLP,
     "noise": Noise,

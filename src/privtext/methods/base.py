@@ -36,6 +36,7 @@ FEDERATE_FAMILY: dict[str, Any] = {
 # Adversarial part, FEDERATE Algorithm 1 and code: scheduled λ with γ = 7, one adversary per attribute.
 ADVERSARIAL: dict[str, Any] = {
     "lambda": 1.0, "lambda_schedule": "dann", "gamma": 7.0, "adversary_hidden": [50], "attributes": None,
+    "adversary_steps": 0,
 }
 
 
@@ -187,14 +188,14 @@ class RepresentationModel(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.represent(x))
 
-    def training_loss(self, x: torch.Tensor, y: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        """CE(y, C(r)) + Σ_a Σ_k CE(z_a, A_ak(GRL_λ(r))): one backward pass trains the adversaries on
-        CE(z) and pushes −λ·∂CE(z)/∂r into E (FEDERATE Algorithm 1)."""
-        r = self.represent(x)
-        loss = F.cross_entropy(self.classifier(r), y)
-        reversed_r = self.reversal(r)
+    def adversary_parameters(self) -> Iterator[nn.Parameter]:
+        return self.adversaries.parameters()
+
+    def _adversaries_loss(self, r: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Σ_a Σ_k CE(z_a, A_ak(r)), plus the orthogonality penalty of several adversaries per attribute."""
+        loss = r.new_zeros(())
         for attribute, ensemble in zip(self.attributes, self.adversaries):
-            logits = ensemble(reversed_r)  # [n, k, values]
+            logits = ensemble(r)  # [n, k, values]
             # mean over n·k predictions times k = sum over the k adversaries of their mean CE
             loss = loss + ensemble.k * F.cross_entropy(
                 logits.flatten(0, 1), z[attribute].repeat_interleave(ensemble.k))
@@ -203,6 +204,16 @@ class RepresentationModel(nn.Module):
                 # which trains adversaries on detached hidden states).
                 loss = loss + self.lambda_orth * orthogonality_penalty(ensemble.hidden(r.detach()))
         return loss
+
+    def adversary_loss(self, x: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The adversaries' loss on a detached representation: an adversary-only update leaves E alone."""
+        return self._adversaries_loss(self.represent(x).detach(), z)
+
+    def training_loss(self, x: torch.Tensor, y: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """CE(y, C(r)) + Σ_a Σ_k CE(z_a, A_ak(GRL_λ(r))): one backward pass trains the adversaries on
+        CE(z) and pushes −λ·∂CE(z)/∂r into E (FEDERATE Algorithm 1)."""
+        r = self.represent(x)
+        return F.cross_entropy(self.classifier(r), y) + self._adversaries_loss(self.reversal(r), z)
 
 
 def _check_sizes(name: str, value: Any) -> None:
@@ -221,7 +232,8 @@ class NeuralMethod(Method):
     def __init__(self, params: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(params, **kwargs)
         self.settings = TrainingSettings(**{k: self.params[k] for k in (
-            "epochs", "batch_size", "lr", "optimizer", "weight_decay", "patience", "select_on")})
+            "epochs", "batch_size", "lr", "optimizer", "weight_decay", "patience", "select_on")},
+            adversary_steps=self.params.get("adversary_steps", 0))
         self._validate()
         self.model: RepresentationModel | None = None
 
