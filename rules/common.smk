@@ -168,8 +168,8 @@ def study_run_files(wildcards):
 
 
 def artefacts_to_build():
-    """Artefacts whose studies were all run (extra/* need any study with a DP method)."""
-    run = set(config["run_studies"]) - {"quick"}
+    """Artefacts whose studies were all run; extra/* need any run study that has `artefacts: true`."""
+    run = {s for s in config["run_studies"] if config["studies"][s].get("artefacts", True)}
     return [a for a in ARTEFACTS.values() if run and (set(a.studies) <= run if a.studies else True)]
 
 
