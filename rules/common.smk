@@ -167,15 +167,20 @@ def study_run_files(wildcards):
     }
 
 
+def studies_with_artefacts():
+    """Run studies that feed tables and figures (`artefacts: false` ones stop at runs.csv)."""
+    return [s for s in config["run_studies"] if config["studies"][s].get("artefacts", True)]
+
+
 def artefacts_to_build():
-    """Artefacts whose studies were all run; extra/* need any run study that has `artefacts: true`."""
-    run = {s for s in config["run_studies"] if config["studies"][s].get("artefacts", True)}
+    """Artefacts whose studies were all run; extra/* need any study with artefacts."""
+    run = set(studies_with_artefacts())
     return [a for a in ARTEFACTS.values() if run and (set(a.studies) <= run if a.studies else True)]
 
 
 def artefact_studies(artefact):
-    studies = ARTEFACTS[artefact].studies or tuple(config["run_studies"])
-    return [s for s in studies if s in config["run_studies"]]
+    run = studies_with_artefacts()
+    return [s for s in ARTEFACTS[artefact].studies or run if s in run]
 
 
 def artefact_inputs(artefact):

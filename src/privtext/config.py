@@ -110,8 +110,8 @@ def validate_config(config: dict) -> dict:
     return config
 
 
-# Folders and files the config may name outside the project (raw_dir and the outputs live inside it).
-EXTERNAL_PATH_KEYS = ("raw_dir", "data_mirror", "nltk_data", "published_results")
+# Config keys that name folders or files (raw_dir is inside the project by default, the others usually not).
+PATH_KEYS = ("raw_dir", "data_mirror", "nltk_data", "published_results")
 
 
 def canonical_path(path: str | Path, workdir: str | Path | None = None) -> str:
@@ -128,7 +128,7 @@ def canonical_path(path: str | Path, workdir: str | Path | None = None) -> str:
 
 def canonical_config_paths(config: dict[str, Any], workdir: str | Path | None = None) -> dict[str, Any]:
     """Rewrite the path keys of ``config`` with :func:`canonical_path`, in place."""
-    for key in EXTERNAL_PATH_KEYS:
+    for key in PATH_KEYS:
         if config.get(key):
             config[key] = canonical_path(config[key], workdir)
     return config
