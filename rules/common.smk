@@ -1,21 +1,20 @@
 # Config validation, config -> target lists and input paths, wildcard constraints. Rules live elsewhere.
 from pathlib import Path
 
-from snakemake.utils import validate
-
-from privtext.config import canonical_config_paths, check_config, coerce_command_line_values
-from privtext.data import BUILDERS, TABULAR_DATASETS
-from privtext.data.common import SPLITS
+# Everything imported here is light (no torch, matplotlib, pandas or scikit-learn): every dry run, every test
+# that plans a workflow and every cluster job re-parses this file.
+from privtext.config import canonical_config_paths, validate_config
+from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
 from privtext.artefacts import ARTEFACTS
-from privtext.grid import TABULAR_ENCODER, encoder_slug, format_value, parse_params_path, shrink_study, study_points, unique
+from privtext.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, TABULAR_ENCODER, GridPoint, encoder_slug, shrink_study, study_points, unique
 from privtext.methods import METHODS
 from privtext.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
 
-coerce_command_line_values(config)  # nested --config values arrive as strings
-validate(config, "../schemas/config.schema.yaml", set_default=True)
-check_config(config)
+# The schema (with method ids and keys from the method registry) fills defaults; nested --config values
+# arriving as strings are coerced first.
+validate_config(config)
 canonical_config_paths(config)  # `../shared/data` and its absolute form are one set of inputs
 
 RAW_DIR = config["raw_dir"]
@@ -86,12 +85,6 @@ def encoder_for(dataset):
     return TABULAR_ENCODER if dataset in TABULAR_DATASETS else TEXT_ENCODER
 
 
-def embedding_dir(dataset, encoder, mu, seed):
-    """mu = 0 leaves the text unchanged, so one extraction (seed 0) serves every seed and method."""
-    seed = 0 if float(mu) == 0 else seed
-    return f"results/embeddings/{dataset}/{encoder}/mu~{format_value(float(mu))}/seed~{seed}"
-
-
 def study_config(name):
     """A study block with `auto` datasets resolved, unavailable datasets skipped and grid_shrink applied."""
     study = dict(config["studies"][name])
@@ -110,8 +103,8 @@ def study_grid(name):
         study,
         datasets=study["datasets"],
         encoder_for=encoder_for,
-        grid_params=lambda method: METHODS[method].grid_params,
-        default_value=lambda method, param: METHODS[method].defaults[param],
+        specs=METHODS,
+        overrides=config["methods"],
     )
 
 
@@ -126,8 +119,7 @@ def dataset_splits(wildcards):
 
 def run_inputs(wildcards):
     """Dataset splits and the frozen features of a grid point."""
-    mu = parse_params_path(wildcards.params)["mu"]
-    features = embedding_dir(wildcards.dataset, wildcards.encoder, mu, wildcards.seed)
+    features = GridPoint.from_wildcards(wildcards).embedding_dir
     return {
         "meta": f"results/data/{wildcards.dataset}/meta.json",
         **dataset_splits(wildcards),
@@ -136,13 +128,11 @@ def run_inputs(wildcards):
 
 
 def grid_params_of(wildcards):
-    params = parse_params_path(wildcards.params)
-    params.pop("mu")
-    return params
+    return GridPoint.from_wildcards(wildcards).grid_values
 
 
 def mu_of(wildcards):
-    return float(parse_params_path(wildcards.params)["mu"])
+    return GridPoint.from_wildcards(wildcards).mu
 
 
 def method_settings(wildcards):

@@ -5,14 +5,14 @@ rule embed:
     input:
         unpack(dataset_splits),
     output:
-        train="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/train.npy",
-        dev="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/dev.npy",
-        test="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/test.npy",
-        meta="results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}/meta.json",
+        train=f"{EMBEDDING_DIR}/train.npy",
+        dev=f"{EMBEDDING_DIR}/dev.npy",
+        test=f"{EMBEDDING_DIR}/test.npy",
+        meta=f"{EMBEDDING_DIR}/meta.json",
     log:
-        "results/logs/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.log",
+        EMBEDDING_DIR.replace("results/embeddings/", "results/logs/embed/", 1) + ".log",
     benchmark:
-        "results/benchmarks/embed/{dataset}/{encoder}/mu~{mu}/seed~{seed}.tsv"
+        EMBEDDING_DIR.replace("results/embeddings/", "results/benchmarks/embed/", 1) + ".tsv"
     params:
         encoder=embed_settings,
     threads: config["encoder"]["threads"]

@@ -1,8 +1,5 @@
 # One job per grid point: train a method on frozen features, release representations (SPEC §2).
-
-RUN_DIR = "results/runs/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
-# Per-job wall time, CPU and memory (Snakemake `benchmark:`), mirroring the run folders.
-BENCHMARK_DIR = RUN_DIR.replace("results/runs/", "results/benchmarks/runs/", 1)
+# RUN_DIR and BENCHMARK_DIR come from privtext.grid (imported in common.smk), the one spelling of the paths.
 
 
 rule train:

@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
-from privtext.methods.inlp import inlp_projection, nullspace_projection
+from privtext.methods.inlp_model import inlp_projection, nullspace_projection
 from privtext.nn import lambda_schedule
 from privtext.training import train
 

@@ -86,3 +86,57 @@ def test_a_new_word_dropout_rate_adds_one_extraction(finished_grid):
     bigger["studies"]["tiny"]["methods"]["noise"]["mu"] = [0, 0.3]
     jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
     assert jobs["embed"] == 1 and jobs["train"] == 1
+
+
+# --- a grid point's identity: config overrides, one path template, a torch-free parse ------------------
+
+OVERRIDE_CONFIG = {
+    "datasets": ["demo"],
+    "demo": {"n_examples": 300},
+    "attack": {"attackers": ["linear"]},
+    "methods": {"noise": {"epsilon": 10, "epochs": 2}, "nonpriv": {"epochs": 2}},
+    "studies": {"unlisted": {"datasets": ["demo"], "seeds": [10], "artefacts": False,
+                             "methods": {"noise": {}, "nonpriv": {}}}},
+    "run_studies": ["unlisted"],
+}
+
+
+def _planned_train_runs(dry_run_stdout: str) -> list[str]:
+    return sorted(set(re.findall(r"output: (results/runs/\S+)/model\.safetensors", dry_run_stdout)))
+
+
+def test_a_config_override_of_an_unlisted_grid_parameter_names_and_trains_the_point(tmp_path):
+    run_snakemake(tmp_path, OVERRIDE_CONFIG)
+    metrics = json.loads((tmp_path / "results/runs/demo/minilm/noise/mu~0/epsilon~10/seed~10/metrics.json").read_text())
+    assert metrics["epsilon_nominal"] == 10
+    assert metrics["hyperparameters"]["epsilon"] == 10 and metrics["hyperparameters"]["epochs"] == 2
+    assert metrics["hyperparameters"]["layer"] == "l1"  # the paper defaults are recorded too
+
+    new_epsilon = json.loads(json.dumps(OVERRIDE_CONFIG))
+    new_epsilon["methods"]["noise"]["epsilon"] = 12
+    planned = run_snakemake(tmp_path, new_epsilon, None, "-n").stdout
+    assert _planned_train_runs(planned) == ["results/runs/demo/minilm/noise/mu~0/epsilon~12/seed~10"]
+
+    new_epochs = json.loads(json.dumps(OVERRIDE_CONFIG))
+    new_epochs["methods"]["noise"]["epochs"] = 3  # not a grid parameter: same folder, params changed
+    planned = run_snakemake(tmp_path, new_epochs, None, "-n").stdout
+    assert _planned_train_runs(planned) == ["results/runs/demo/minilm/noise/mu~0/epsilon~10/seed~10"]
+
+
+def test_planning_the_default_workflow_imports_neither_torch_nor_matplotlib(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import DATA_MIRROR, PROJECT_ROOT
+
+    mirror = ["--config", f"data_mirror={DATA_MIRROR}"] if DATA_MIRROR else []
+    command = [sys.executable, "-X", "importtime", "-m", "snakemake", "-n", "--snakefile", str(PROJECT_ROOT / "Snakefile"),
+               "--directory", str(tmp_path), "--configfile", str(PROJECT_ROOT / "config.yaml"), "--cores", "1",
+               "--workflow-profile", "none", *mirror]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "privtext.grid" in imported and "snakemake" in imported  # the check sees the parsing process
+    for heavy in ("torch", "matplotlib", "sklearn"):  # (Snakemake itself imports pandas)
+        assert heavy not in imported, f"parsing the Snakefile imported {heavy}"
+    assert "Job stats:" in result.stdout

@@ -39,7 +39,32 @@ def _validator_filling_defaults() -> type:
 
 
 def load_schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The config schema, with the method ids and each method's keys filled in from the method registry
+    (one definition: a new method or grid parameter needs no schema edit)."""
+    return with_method_specs(yaml.safe_load(SCHEMA_PATH.read_text()))
+
+
+def with_method_specs(schema: dict) -> dict:
+    """Fill ``$defs.method_id``, each study's per-method grid lists and ``methods`` (overrides) from
+    :data:`privtext.methods.METHODS` and :data:`privtext.methods.spec.GRID_PARAMS`."""
+    from privtext.methods import METHODS
+    from privtext.methods.spec import GRID_PARAMS, WORD_DROPOUT
+
+    schema["$defs"]["method_id"] = {"enum": list(METHODS)}
+    value_list = {"$ref": "#/$defs/value_list"}
+    study_methods = schema["$defs"]["study"]["properties"]["methods"]
+    study_methods["properties"] = {
+        name: {"type": "object", "additionalProperties": False, "properties": {
+            param: {**value_list, "items": dict(GRID_PARAMS[param].value_schema)}
+            for param in (WORD_DROPOUT, *spec.grid_params)}}
+        for name, spec in METHODS.items()
+    }
+    schema["properties"]["methods"]["properties"] = {
+        name: {"type": "object", "propertyNames": {"enum": sorted(spec.defaults)},
+               "properties": {p: GRID_PARAMS[p].value_schema for p in spec.grid_params}}
+        for name, spec in METHODS.items()
+    }
+    return schema
 
 
 _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool, "null": type(None)}
@@ -95,7 +120,8 @@ def coerce_command_line_values(config: dict) -> dict:
     Snakemake parses a nested ``--config key={a: 1}`` with YAML's BaseLoader, so every nested scalar arrives
     as a string (``{'a': '1'}``); a top-level ``key=1`` is already an int. Strings stay strings wherever the
     schema allows a string, so this never changes the meaning of a value read from a YAML file."""
-    return _coerce(config, load_schema(), load_schema())
+    schema = load_schema()
+    return _coerce(config, schema, schema)
 
 
 def validate_config(config: dict) -> dict:

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import SPLITS, file_sha256
+from privtext.data import SPLITS
+from privtext.data.common import file_sha256
 from privtext.encoders import extract_embeddings, load_encoder, tabular_features
 from privtext.grid import TABULAR_ENCODER
 from privtext.provenance import versions

@@ -1,18 +1,27 @@
-"""Studies -> grid points -> run folders.
+"""Studies -> grid points -> run folders, and back: the one definition of a grid point and its paths.
 
 A grid point's folder carries its parameters (``.../{method}/mu~0/epsilon~8/lambda~0.5/seed~10``), so a
 finished point is a file that exists and resuming is free; identical points requested by different studies
-are one folder. Values are written canonically (``8.0`` and ``8`` are the same point).
+are one folder. Values are written canonically (``8.0`` and ``8`` are the same point). The rules' wildcard
+templates below are the only spelling of these paths: :class:`GridPoint` formats them for the grid expansion
+and the aggregation, and :meth:`GridPoint.from_wildcards` reads them back inside a job.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from privtext.methods.spec import WORD_DROPOUT, MethodSpec
 
 RUNS_ROOT = "results/runs"
 TABULAR_ENCODER = "features"
+# Snakemake wildcard templates of a grid point's folders (``params`` is ``mu~0/epsilon~8/...``).
+RUN_DIR = RUNS_ROOT + "/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
+EMBEDDING_DIR = "results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}"
+# Per-job wall time, CPU and memory (Snakemake `benchmark:`), mirroring the run folders.
+BENCHMARK_DIR = RUN_DIR.replace(RUNS_ROOT, "results/benchmarks/runs", 1)
 
 
 def format_value(value: float | int | str) -> str:
@@ -47,23 +56,36 @@ class GridPoint:
     params: tuple[tuple[str, str], ...]  # (name, canonical value), mu first, then the method's grid params
     seed: int
 
+    @classmethod
+    def from_wildcards(cls, wildcards: Any) -> "GridPoint":
+        """The grid point of a job matched on :data:`RUN_DIR` (anything with those attributes)."""
+        pairs = tuple(tuple(segment.split("~", 1)) for segment in wildcards.params.split("/"))
+        return cls(wildcards.dataset, wildcards.encoder, wildcards.method, pairs, int(wildcards.seed))
+
     @property
     def params_path(self) -> str:
         return "/".join(f"{name}~{value}" for name, value in self.params)
 
     @property
     def run_dir(self) -> str:
-        return f"{RUNS_ROOT}/{self.dataset}/{self.encoder}/{self.method}/{self.params_path}/seed~{self.seed}"
+        return RUN_DIR.format(dataset=self.dataset, encoder=self.encoder, method=self.method,
+                              params=self.params_path, seed=self.seed)
 
     @property
     def mu(self) -> float:
-        return float(dict(self.params)["mu"])
+        return float(dict(self.params)[WORD_DROPOUT])
 
+    @property
+    def grid_values(self) -> dict[str, float | int | str]:
+        """The method's grid parameters (mu excluded) as numbers: what the job trains with."""
+        return {name: parse_value(value) for name, value in self.params if name != WORD_DROPOUT}
 
-def parse_params_path(params_path: str) -> dict[str, float | int | str]:
-    """``'mu~0/epsilon~8'`` -> ``{'mu': 0, 'epsilon': 8}``."""
-    pairs = (segment.split("~", 1) for segment in params_path.split("/"))
-    return {name: parse_value(value) for name, value in pairs}
+    @property
+    def embedding_dir(self) -> str:
+        """Frozen features of this point. mu = 0 leaves the text unchanged, so one extraction (seed 0)
+        serves every seed and method."""
+        seed = 0 if self.mu == 0 else self.seed
+        return EMBEDDING_DIR.format(dataset=self.dataset, encoder=self.encoder, mu=format_value(self.mu), seed=seed)
 
 
 def study_points(
@@ -71,22 +93,25 @@ def study_points(
     *,
     datasets: Sequence[str],
     encoder_for: Callable[[str], str],
-    grid_params: Callable[[str], Sequence[str]],
-    default_value: Callable[[str, str], object],
+    specs: Mapping[str, MethodSpec],
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[GridPoint]:
     """Expand one study block into grid points.
 
     ``study['methods']`` maps a method to lists of values per parameter; a grid parameter the study does not
-    list takes the method's default, and ``mu`` (word dropout, SPEC §1.2) defaults to 0 for every method.
+    list takes the config override ``overrides[method][param]`` if there is one, else the paper default
+    (:meth:`MethodSpec.grid_default`); ``mu`` (word dropout, SPEC §1.2) defaults to 0 for every method.
     """
+    overrides = overrides or {}
     points = []
     for dataset, seed in itertools.product(datasets, study["seeds"]):
         for method, value_lists in study["methods"].items():
-            names = ["mu", *grid_params(method)]
+            spec = specs[method]
+            names = [WORD_DROPOUT, *spec.grid_params]
             unknown = set(value_lists) - set(names)
             if unknown:
                 raise ValueError(f"study parameter(s) {sorted(unknown)} are not grid parameters of {method}; allowed: {names}")
-            lists = [value_lists.get(name, [0 if name == "mu" else default_value(method, name)]) for name in names]
+            lists = [value_lists.get(name, [spec.grid_default(name, overrides.get(method))]) for name in names]
             for values in itertools.product(*lists):
                 params = tuple((name, format_value(value)) for name, value in zip(names, values))
                 points.append(GridPoint(dataset, encoder_for(dataset), method, params, int(seed)))

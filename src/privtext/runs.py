@@ -16,7 +16,7 @@ import pandas as pd
 
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
-from privtext.data.common import SPLITS
+from privtext.data import SPLITS
 from privtext.metrics import main_task_metrics
 from privtext.provenance import versions
 
@@ -66,11 +66,16 @@ def train_grid_point(
     max_train: int | None = None,
     context: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Fit ``method`` on one grid point, write model, released representations, predictions, metrics.json."""
+    """Fit ``method`` on one grid point, write model, released representations, predictions, metrics.json.
+
+    ``grid_params`` (the point's values, from its folder) win over ``settings`` (the config's overrides of
+    the paper defaults); ``metrics.json`` records every resolved hyper-parameter."""
     from safetensors.torch import save_file
 
     from privtext.accounting import epsilon_accounting
-    from privtext.methods import build_method
+    from privtext.methods import build_method, get_spec
+
+    hyperparameters = get_spec(method).resolve(settings, grid_params)
 
     started = time.perf_counter()
     meta = json.loads((Path(data_dir) / "meta.json").read_text())
@@ -80,7 +85,7 @@ def train_grid_point(
     train = _capped(splits["train"], max_train, seed)
     model = build_method(
         method,
-        {**settings, **grid_params},
+        hyperparameters,
         input_dim=train.X.shape[1],
         n_classes=len(meta["label_names"]),
         attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
@@ -109,6 +114,7 @@ def train_grid_point(
         "method": method,
         "params": {"mu": mu, **grid_params},
         "settings": dict(settings),
+        "hyperparameters": hyperparameters,
         "seed": seed,
         "privacy_layer": layer[0] if layer else None,
         "representation_dim": model.representation_dim,

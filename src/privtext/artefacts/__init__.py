@@ -7,17 +7,15 @@ or a figure, which studies' measures it needs (empty: any study given) and how t
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import matplotlib
-import pandas as pd
+if TYPE_CHECKING:  # the registry is read while the Snakefile is parsed: no pandas or matplotlib there
+    import pandas as pd
 
-from privtext.artefacts import cape, dpnr, extra, federate
-from privtext.artefacts.common import (
-    FIGURE_STYLE, ArtefactInputs, TableArtefact, normalise_published, prepare_measures, save_figure, write_table,
-)
+    from privtext.artefacts.common import ArtefactInputs
 
 KINDS = ("table", "figure")
 
@@ -30,7 +28,12 @@ class Artefact:
     name: str
     kind: str
     studies: tuple[str, ...]
-    build: Callable[[ArtefactInputs], Any]
+    builder: str  # "module:function" within privtext.artefacts, imported when the artefact is built
+
+    @property
+    def build(self) -> Callable[[ArtefactInputs], Any]:
+        module, function = self.builder.split(":")
+        return getattr(importlib.import_module(f"privtext.artefacts.{module}"), function)
 
 
 def _registry(*artefacts: Artefact) -> dict[str, Artefact]:
@@ -38,28 +41,28 @@ def _registry(*artefacts: Artefact) -> dict[str, Artefact]:
 
 
 ARTEFACTS: dict[str, Artefact] = _registry(
-    Artefact("dpnr/table2", "table", ("dpnr_eps",), dpnr.table2),
-    Artefact("dpnr/table3", "table", ("dpnr_mu",), dpnr.table3),
-    Artefact("dpnr/table4", "table", ("dpnr_privacy",), dpnr.table4),
-    Artefact("dpnr/table5", "table", ("dpnr_privacy",), dpnr.table5),
-    Artefact("dpnr/table6", "table", ("dpnr_fairness",), dpnr.table6),
-    Artefact("dpnr/table7", "table", ("dpnr_fairness",), dpnr.table7),
-    Artefact("dpnr/figure3", "figure", ("dpnr_eps",), dpnr.figure3),
-    Artefact("dpnr/figure4", "figure", ("dpnr_fairness",), dpnr.figure4),
-    Artefact("cape/table3", "table", ("cape_main",), cape.table3),
-    Artefact("cape/table4", "table", ("cape_sweep",), cape.table4),
-    Artefact("federate/table1", "table", ("federate_main",), federate.table1),
-    Artefact("federate/table2", "table", ("federate_main",), federate.table2),
-    Artefact("federate/table3", "table", ("federate_main",), federate.table3),
-    Artefact("federate/table4", "table", ("federate_rt",), federate.rt_table(0.0, 4)),
-    Artefact("federate/table5", "table", ("federate_rt",), federate.rt_table(3.0, 5)),
-    Artefact("federate/table6", "table", ("federate_rt",), federate.rt_table(10.0, 6)),
-    Artefact("federate/table7", "table", ("federate_eps",), federate.table7),
-    Artefact("federate/figure2", "figure", ("federate_main",), federate.figure2),
-    Artefact("federate/figure3", "figure", ("federate_main",), federate.figure3),
-    Artefact("federate/figure4", "figure", ("federate_eps",), federate.figure4),
-    Artefact("extra/effective_epsilon", "table", (), extra.effective_epsilon),
-    Artefact("extra/figure_effective_epsilon", "figure", (), extra.figure_effective_epsilon),
+    Artefact("dpnr/table2", "table", ("dpnr_eps",), "dpnr:table2"),
+    Artefact("dpnr/table3", "table", ("dpnr_mu",), "dpnr:table3"),
+    Artefact("dpnr/table4", "table", ("dpnr_privacy",), "dpnr:table4"),
+    Artefact("dpnr/table5", "table", ("dpnr_privacy",), "dpnr:table5"),
+    Artefact("dpnr/table6", "table", ("dpnr_fairness",), "dpnr:table6"),
+    Artefact("dpnr/table7", "table", ("dpnr_fairness",), "dpnr:table7"),
+    Artefact("dpnr/figure3", "figure", ("dpnr_eps",), "dpnr:figure3"),
+    Artefact("dpnr/figure4", "figure", ("dpnr_fairness",), "dpnr:figure4"),
+    Artefact("cape/table3", "table", ("cape_main",), "cape:table3"),
+    Artefact("cape/table4", "table", ("cape_sweep",), "cape:table4"),
+    Artefact("federate/table1", "table", ("federate_main",), "federate:table1"),
+    Artefact("federate/table2", "table", ("federate_main",), "federate:table2"),
+    Artefact("federate/table3", "table", ("federate_main",), "federate:table3"),
+    Artefact("federate/table4", "table", ("federate_rt",), "federate:table4"),
+    Artefact("federate/table5", "table", ("federate_rt",), "federate:table5"),
+    Artefact("federate/table6", "table", ("federate_rt",), "federate:table6"),
+    Artefact("federate/table7", "table", ("federate_eps",), "federate:table7"),
+    Artefact("federate/figure2", "figure", ("federate_main",), "federate:figure2"),
+    Artefact("federate/figure3", "figure", ("federate_main",), "federate:figure3"),
+    Artefact("federate/figure4", "figure", ("federate_eps",), "federate:figure4"),
+    Artefact("extra/effective_epsilon", "table", (), "extra:effective_epsilon"),
+    Artefact("extra/figure_effective_epsilon", "figure", (), "extra:figure_effective_epsilon"),
 )
 
 
@@ -72,6 +75,8 @@ def artefact_inputs(
     options: Mapping[str, Any] | None = None,
 ) -> ArtefactInputs:
     """Normalised inputs of artefact ``name`` (its studies' rows only when the measures carry several)."""
+    from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
+
     artefact = _lookup(name)
     return ArtefactInputs(
         measures=prepare_measures(measures, artefact.studies), metas=dict(metas or {}),
@@ -95,6 +100,10 @@ def build_artefact(
     ``(method, dataset, released_test .npy path or array, labels, value_names)`` tuples; ``options``:
     e.g. ``tsne_max_points``, ``tsne_random_state``, ``rt_grid``, ``accuracy_bin_points``.
     """
+    import matplotlib
+
+    from privtext.artefacts.common import FIGURE_STYLE, TableArtefact, save_figure, write_table
+
     artefact = _lookup(name)
     inputs = artefact_inputs(name, measures, metas, published, tsne_inputs, options)
     with matplotlib.rc_context(FIGURE_STYLE):
@@ -112,4 +121,4 @@ def _lookup(name: str) -> Artefact:
     return ARTEFACTS[name]
 
 
-__all__ = ["ARTEFACTS", "Artefact", "ArtefactInputs", "TableArtefact", "artefact_inputs", "build_artefact", "KINDS"]
+__all__ = ["ARTEFACTS", "Artefact", "artefact_inputs", "build_artefact", "KINDS"]

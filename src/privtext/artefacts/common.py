@@ -15,11 +15,15 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from privtext.methods.spec import GRID_PARAMS
+
 # --- vocabulary ---------------------------------------------------------------------------------------
 
 TEXT_COLUMNS = ("study", "dataset", "encoder", "method", "privacy_layer", "run_dir", "measure", "split",
                 "attribute", "attacker", "group")
-PARAM_COLUMNS = ("param_mu", "param_epsilon", "param_lambda", "param_lambda_orth", "param_n_iter")
+# One column per grid parameter of any method (the method specs are the one list of them).
+PARAM_COLUMNS = tuple(f"param_{name}" for name in GRID_PARAMS)
+PARAM_TEXT = {f"param_{name}": param.label for name, param in GRID_PARAMS.items()}
 NUMERIC_COLUMNS = ("seed", "epsilon_nominal", "epsilon_effective", "representation_dim", "train_seconds", "value")
 
 # Our dataset id -> the id used in published.csv. Our `ag` is the NER rebuild (other persons, other

@@ -15,7 +15,7 @@ import pandas as pd
 
 from privtext.artefacts.common import (
     MARKERS, PALETTE, ArtefactInputs, TableArtefact, cells_frame, dataset_label, empty_panel, equals, figure_title,
-    method_legend, new_figure, number_text, panel_grid, paper_dataset, paper_value, param_columns, stats_of,
+    method_legend, new_figure, number_text, panel_grid, paper_dataset, paper_value, param_columns, PARAM_TEXT, stats_of,
 )
 
 TABLE_METHODS = ("random", "nonpriv", "adv", "multiadv", "inlp", "noise", "federate")  # FEDERATE Tables 1–3
@@ -27,8 +27,6 @@ LEAKAGE_ATTACKER = "sklearn_mlp"  # FEDERATE's Leakage: scikit-learn MLP trained
 PERCENT = 100.0
 LABELS = {"random": "Random", "nonpriv": "Non-priv", "adv": "Adv", "multiadv": "Multi-adv", "inlp": "INLP",
           "noise": "Noise", "federate": "FEDERATE"}
-PARAM_TEXT = {"param_epsilon": "ε", "param_lambda": "λ", "param_lambda_orth": "λ_orth", "param_n_iter": "iterations",
-              "param_mu": "μ"}
 METRICS = ("test_accuracy", "test_fairness", "test_leakage", "mdl_kbits")
 PUBLISHED_MAIN = ("table1a", "table1b", "table2", "table3")
 
@@ -368,3 +366,8 @@ def figure3(inputs: ArtefactInputs) -> Any:
     method_legend(figure, [m for m in TRAINED_METHODS if m in shown], LABELS)
     figure_title(figure, "FEDERATE Figure 3: fairest setting (chosen on dev) per accuracy interval; lower is fairer")
     return figure
+
+
+table4 = rt_table(0.0, 4)
+table5 = rt_table(3.0, 5)
+table6 = rt_table(10.0, 6)

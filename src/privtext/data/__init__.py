@@ -1,14 +1,13 @@
 """Dataset builders (SPEC §3). One builder per dataset; the registry names them.
 
-Builders are imported lazily so that building ``adult`` does not import gensim or spaCy.
+Builders are imported lazily so that building ``adult`` does not import gensim or spaCy, and this module
+imports nothing heavy: the Snakefile reads the registry while parsing.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Callable
-
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, write_dataset
+from typing import Any, Callable
 
 BUILDERS: dict[str, str] = {
     "demo": "privtext.data.demo:build",
@@ -22,6 +21,7 @@ BUILDERS: dict[str, str] = {
 }
 
 TABULAR_DATASETS = frozenset({"adult", "celeba"})
+SPLITS = ("train", "dev", "test")
 
 
 def get_builder(dataset: str) -> Callable[..., BuiltDataset]:
@@ -32,4 +32,13 @@ def get_builder(dataset: str) -> Callable[..., BuiltDataset]:
     return getattr(importlib.import_module(module_name), function_name)
 
 
-__all__ = ["BUILDERS", "TABULAR_DATASETS", "BuiltDataset", "DatasetError", "Quarantine", "get_builder", "write_dataset"]
+def __getattr__(name: str) -> Any:
+    # The data contract (pandas, scikit-learn) is loaded only by those who use it.
+    if name in ("BuiltDataset", "DatasetError", "Quarantine", "write_dataset"):
+        from privtext.data import common
+
+        return getattr(common, name)
+    raise AttributeError(name)
+
+
+__all__ = ["BUILDERS", "SPLITS", "TABULAR_DATASETS", "BuiltDataset", "DatasetError", "Quarantine", "get_builder", "write_dataset"]

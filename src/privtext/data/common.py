@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-SPLITS = ("train", "dev", "test")
+from privtext.data import SPLITS
+
 ATTRIBUTE_KINDS = ("demographic", "entity")
 
 

@@ -1,33 +1,48 @@
-"""Registry of the methods of SPEC §2. Adding a method is one small module and one line in ``METHODS``."""
+"""Registry of the methods of SPEC §2. Adding a method is one small spec module and one line in
+``METHODS`` (plus a model module if it has an algorithm of its own, named by its spec's ``model``).
+
+Importing this package loads specs only: the Snakefile reads it while parsing, and torch is imported by
+:func:`build_method`, inside the job.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import importlib
+from typing import TYPE_CHECKING, Any, Mapping
 
-from privtext.methods.adv import Adv
-from privtext.methods.adv_br import AdvBestResponse
-from privtext.methods.base import Method, Split
-from privtext.methods.cape import CAPE
-from privtext.methods.dpnr import DPNR
-from privtext.methods.federate import Federate
-from privtext.methods.inlp import INLP
-from privtext.methods.majority import Majority
-from privtext.methods.multiadv import MultiAdv
-from privtext.methods.noise import Noise
-from privtext.methods.nonpriv import NonPriv
+from privtext.methods.spec import GRID_PARAMS, MethodSpec
 
-METHODS: dict[str, type[Method]] = {
-    "majority": Majority,
-    "nonpriv": NonPriv,
-    "adv": Adv,
-    "adv_br": AdvBestResponse,
-    "multiadv": MultiAdv,
-    "inlp": INLP,
-    "noise": Noise,
-    "dpnr": DPNR,
-    "cape": CAPE,
-    "federate": Federate,
-}
+if TYPE_CHECKING:
+    from privtext.methods.base import Method
+
+
+def _specs(*names: str) -> dict[str, MethodSpec]:
+    """name -> the ``SPEC`` of module ``privtext.methods.<name>``."""
+    specs = {name: importlib.import_module(f"privtext.methods.{name}").SPEC for name in names}
+    wrong = [name for name, spec in specs.items() if spec.name != name]
+    if wrong:
+        raise ValueError(f"method module(s) {wrong} declare a SPEC under another name")
+    return specs
+
+
+METHODS: dict[str, MethodSpec] = _specs(
+    "majority",
+    "nonpriv",
+    "adv",
+    "adv_br",
+    "multiadv",
+    "inlp",
+    "noise",
+    "dpnr",
+    "cape",
+    "federate",
+)
+
+
+def get_spec(name: str) -> MethodSpec:
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; known methods: {', '.join(METHODS)}")
+    return METHODS[name]
 
 
 def build_method(
@@ -35,10 +50,20 @@ def build_method(
     attribute_sizes: Mapping[str, int], seed: int, threads: int = 1,
 ) -> Method:
     """The method ``name`` with ``params`` overriding its paper defaults (unknown names raise ValueError)."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; known methods: {', '.join(METHODS)}")
-    return METHODS[name](params, input_dim=input_dim, n_classes=n_classes,
-                         attribute_sizes=attribute_sizes, seed=seed, threads=threads)
+    spec = get_spec(name)
+    module_name, class_name = spec.model.split(":")
+    model_class = getattr(importlib.import_module(module_name), class_name)
+    return model_class(spec, params, input_dim=input_dim, n_classes=n_classes,
+                       attribute_sizes=attribute_sizes, seed=seed, threads=threads)
 
 
-__all__ = ["METHODS", "Method", "Split", "build_method"]
+def __getattr__(name: str) -> Any:
+    # `Split` (the data contract of every model) lives with the torch models; load it only when asked for.
+    if name == "Split":
+        from privtext.methods.base import Split
+
+        return Split
+    raise AttributeError(name)
+
+
+__all__ = ["GRID_PARAMS", "METHODS", "MethodSpec", "Split", "build_method", "get_spec"]

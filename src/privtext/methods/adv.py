@@ -3,12 +3,6 @@ layer, CE(y) − λ·CE(z); λ follows FEDERATE's schedule (γ = 7) unless ``lam
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import ADVERSARIAL, FEDERATE_FAMILY, NeuralMethod
-
-
-class Adv(NeuralMethod):
-    name = "adv"
-    grid_params = ("lambda",)
-    defaults: dict[str, Any] = {**FEDERATE_FAMILY, **ADVERSARIAL}
+SPEC = MethodSpec("adv", grid_params=("lambda",), defaults={**FEDERATE_FAMILY, **ADVERSARIAL})

@@ -10,15 +10,9 @@ Constant λ = 3 and batch 64 give the adversary many updates per epoch; the rest
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import ADVERSARIAL, FEDERATE_FAMILY, NeuralMethod
-
-
-class AdvBestResponse(NeuralMethod):
-    name = "adv_br"
-    grid_params = ("lambda",)
-    defaults: dict[str, Any] = {
-        **FEDERATE_FAMILY, **ADVERSARIAL,
-        "lambda": 3.0, "lambda_schedule": "constant", "adversary_steps": 10, "batch_size": 64,
-    }
+SPEC = MethodSpec("adv_br", grid_params=("lambda",), defaults={
+    **FEDERATE_FAMILY, **ADVERSARIAL,
+    "lambda": 3.0, "lambda_schedule": "constant", "adversary_steps": 10, "batch_size": 64,
+})

@@ -2,17 +2,16 @@
 
 The shared architecture over frozen features ``h``: encoder MLP ``E``, optional privacy layer, classifier
 MLP ``C``, and for adversarial methods adversary MLPs ``A`` behind one gradient reversal layer. A concrete
-method is a subclass that only declares ``name``, ``grid_params`` and ``defaults``; which parts exist
-follows from its parameters (``layer`` → privacy layer, ``lambda`` → adversaries).
+method is a :class:`~privtext.methods.spec.MethodSpec` (no torch); which parts exist follows from its
+parameters (``layer`` → privacy layer, ``lambda`` → adversaries).
 """
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -22,23 +21,9 @@ from torch import nn
 from privtext.nn import (
     ACTIVATIONS, LAMBDA_SCHEDULES, Dropout, GradientReversal, MLPEnsemble, make_activation, mlp,
 )
+from privtext.methods.spec import MethodSpec
 from privtext.privacy import LAYERS, PrivacyLayer, noise_scale
 from privtext.training import TensorSplit, TrainingSettings, batched_apply, train
-
-# FEDERATE (Maheshwari et al. 2022, §5 and reference code): encoder in→100→50→50, classifier 50→50→25→C,
-# adversary 50→50→K, dropout 0.1 after every hidden ReLU, Adam 1e-3, batch 2000, 30 epochs, best dev epoch.
-FEDERATE_FAMILY: dict[str, Any] = {
-    "encoder_hidden": [100, 50], "representation_dim": 50, "encoder_output_activation": "linear",
-    "representation_dropout": 0.0, "classifier_hidden": [50, 25], "dropout": 0.1, "activation": "relu",
-    "optimizer": "adam", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 2000, "epochs": 30,
-    "patience": None, "select_on": "accuracy",
-}
-# Adversarial part, FEDERATE Algorithm 1 and code: scheduled λ with γ = 7, one adversary per attribute.
-ADVERSARIAL: dict[str, Any] = {
-    "lambda": 1.0, "lambda_schedule": "dann", "gamma": 7.0, "adversary_hidden": [50], "attributes": None,
-    "adversary_steps": 0,
-}
-
 
 @dataclass
 class Split:
@@ -88,21 +73,15 @@ def torch_session(threads: int, seed: int | None = None) -> Iterator[None]:
 
 
 class Method(ABC):
-    """A method of SPEC §2, built from its name and parameters by :func:`privtext.methods.build_method`."""
-
-    name: ClassVar[str]
-    grid_params: ClassVar[tuple[str, ...]] = ()
-    defaults: ClassVar[Mapping[str, Any]] = {}
+    """A method of SPEC §2, built from its spec by :func:`privtext.methods.build_method`; ``params``
+    override the spec's paper defaults."""
 
     def __init__(
-        self, params: Mapping[str, Any] | None = None, *, input_dim: int, n_classes: int,
+        self, spec: MethodSpec, params: Mapping[str, Any] | None = None, *, input_dim: int, n_classes: int,
         attribute_sizes: Mapping[str, int], seed: int, threads: int = 1,
     ) -> None:
-        unknown = sorted(set(params or {}) - set(self.defaults))
-        if unknown:
-            allowed = ", ".join(sorted(self.defaults)) or "none"
-            raise ValueError(f"method {self.name!r}: unknown parameter(s) {unknown}; allowed: {allowed}")
-        self.params: dict[str, Any] = {**copy.deepcopy(dict(self.defaults)), **copy.deepcopy(dict(params or {}))}
+        self.spec, self.name = spec, spec.name
+        self.params: dict[str, Any] = spec.resolve(params)
         for label, value, low in (("input_dim", input_dim, 1), ("n_classes", n_classes, 2),
                                   ("threads", threads, 1), ("seed", seed, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
@@ -229,8 +208,8 @@ def _check_number(name: str, value: Any, low: float) -> None:
 class NeuralMethod(Method):
     """A method built on :class:`RepresentationModel`; the subclass's ``defaults`` decide its parts."""
 
-    def __init__(self, params: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(params, **kwargs)
+    def __init__(self, spec: MethodSpec, params: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(spec, params, **kwargs)
         self.settings = TrainingSettings(**{k: self.params[k] for k in (
             "epochs", "batch_size", "lr", "optimizer", "weight_decay", "patience", "select_on")},
             adversary_steps=self.params.get("adversary_steps", 0))

@@ -11,20 +11,14 @@ used for early stopping is the task loss only (Keras' val_loss also summed the a
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import ADVERSARIAL, MethodSpec
 
-from privtext.methods.base import ADVERSARIAL, NeuralMethod
-
-
-class CAPE(NeuralMethod):
-    name = "cape"
-    grid_params = ("epsilon", "lambda")
-    defaults: dict[str, Any] = {
-        **ADVERSARIAL,
-        "encoder_hidden": [256], "representation_dim": 256, "encoder_output_activation": "relu",
-        "representation_dropout": 0.0, "classifier_hidden": [256], "adversary_hidden": [256],
-        "dropout": 0.4, "activation": "relu", "layer": "minmax", "epsilon": 0.1,
-        "lambda": 1.0, "lambda_schedule": "constant",
-        "optimizer": "adam", "lr": 1e-4, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
-        "patience": 3, "select_on": "loss",
-    }
+SPEC = MethodSpec("cape", grid_params=("epsilon", "lambda"), defaults={
+    **ADVERSARIAL,
+    "encoder_hidden": [256], "representation_dim": 256, "encoder_output_activation": "relu",
+    "representation_dropout": 0.0, "classifier_hidden": [256], "adversary_hidden": [256],
+    "dropout": 0.4, "activation": "relu", "layer": "minmax", "epsilon": 0.1,
+    "lambda": 1.0, "lambda_schedule": "constant",
+    "optimizer": "adam", "lr": 1e-4, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
+    "patience": 3, "select_on": "loss",
+})

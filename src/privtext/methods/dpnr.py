@@ -15,18 +15,12 @@ the defaults are AdamW 1e-3 for up to 10 epochs with early stopping on dev accur
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import MethodSpec
 
-from privtext.methods.base import NeuralMethod
-
-
-class DPNR(NeuralMethod):
-    name = "dpnr"
-    grid_params = ("epsilon",)
-    defaults: dict[str, Any] = {
-        "encoder_hidden": [], "representation_dim": None, "encoder_output_activation": "tanh",
-        "representation_dropout": 0.1, "classifier_hidden": [], "dropout": 0.1, "activation": "relu",
-        "layer": "minmax", "epsilon": 0.05,
-        "optimizer": "adamw", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 64, "epochs": 10,
-        "patience": 3, "select_on": "accuracy",
-    }
+SPEC = MethodSpec("dpnr", grid_params=("epsilon",), defaults={
+    "encoder_hidden": [], "representation_dim": None, "encoder_output_activation": "tanh",
+    "representation_dropout": 0.1, "classifier_hidden": [], "dropout": 0.1, "activation": "relu",
+    "layer": "minmax", "epsilon": 0.05,
+    "optimizer": "adamw", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 64, "epochs": 10,
+    "patience": 3, "select_on": "accuracy",
+})

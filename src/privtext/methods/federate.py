@@ -7,12 +7,7 @@ attribute behind a gradient reversal layer with λ_e = λ·(2/(1+exp(−7e/E)) �
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import ADVERSARIAL, FEDERATE_FAMILY, NeuralMethod
-
-
-class Federate(NeuralMethod):
-    name = "federate"
-    grid_params = ("epsilon", "lambda")
-    defaults: dict[str, Any] = {**FEDERATE_FAMILY, **ADVERSARIAL, "layer": "l1", "epsilon": 8.0, "epochs": 45}
+SPEC = MethodSpec("federate", grid_params=("epsilon", "lambda"),
+                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "layer": "l1", "epsilon": 8.0, "epochs": 45})

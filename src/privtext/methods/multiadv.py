@@ -7,12 +7,7 @@ representations, which diversifies the adversaries (it does not train the encode
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import ADVERSARIAL, FEDERATE_FAMILY, NeuralMethod
-
-
-class MultiAdv(NeuralMethod):
-    name = "multiadv"
-    grid_params = ("lambda", "lambda_orth")
-    defaults: dict[str, Any] = {**FEDERATE_FAMILY, **ADVERSARIAL, "lambda_orth": 0.5, "n_adversaries": 3}
+SPEC = MethodSpec("multiadv", grid_params=("lambda", "lambda_orth"),
+                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "lambda_orth": 0.5, "n_adversaries": 3})

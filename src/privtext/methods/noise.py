@@ -6,12 +6,6 @@ normalisation and Lap(2/ε) noise, trained with fresh noise (robust training); n
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import FEDERATE_FAMILY, NeuralMethod
-
-
-class Noise(NeuralMethod):
-    name = "noise"
-    grid_params = ("epsilon",)
-    defaults: dict[str, Any] = {**FEDERATE_FAMILY, "layer": "l1", "epsilon": 8.0, "epochs": 45}
+SPEC = MethodSpec("noise", grid_params=("epsilon",), defaults={**FEDERATE_FAMILY, "layer": "l1", "epsilon": 8.0, "epochs": 45})

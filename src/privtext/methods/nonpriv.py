@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
+from privtext.methods.spec import FEDERATE_FAMILY, MethodSpec
 
-from privtext.methods.base import FEDERATE_FAMILY, NeuralMethod
-
-
-class NonPriv(NeuralMethod):
-    name = "nonpriv"
-    grid_params = ()
-    defaults: dict[str, Any] = {**FEDERATE_FAMILY}
+SPEC = MethodSpec("nonpriv", defaults={**FEDERATE_FAMILY})

@@ -1,0 +1,103 @@
+"""What a method is, without torch: its grid parameters, paper defaults, privacy layer and adversaries.
+
+A :class:`MethodSpec` is read while the Snakefile is parsed (grid expansion, the config schema, run folders)
+and again inside the job, where :func:`privtext.methods.build_method` turns it into a torch model. Resolving
+a grid point's hyper-parameters happens here, once, so the folder name, the trained model and
+``metrics.json`` cannot disagree.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# FEDERATE (Maheshwari et al. 2022, §5 and reference code): encoder in→100→50→50, classifier 50→50→25→C,
+# adversary 50→50→K, dropout 0.1 after every hidden ReLU, Adam 1e-3, batch 2000, 30 epochs, best dev epoch.
+FEDERATE_FAMILY: dict[str, Any] = {
+    "encoder_hidden": [100, 50], "representation_dim": 50, "encoder_output_activation": "linear",
+    "representation_dropout": 0.0, "classifier_hidden": [50, 25], "dropout": 0.1, "activation": "relu",
+    "optimizer": "adam", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 2000, "epochs": 30,
+    "patience": None, "select_on": "accuracy",
+}
+# Adversarial part, FEDERATE Algorithm 1 and code: scheduled λ with γ = 7, one adversary per attribute.
+ADVERSARIAL: dict[str, Any] = {
+    "lambda": 1.0, "lambda_schedule": "dann", "gamma": 7.0, "adversary_hidden": [50], "attributes": None,
+    "adversary_steps": 0,
+}
+
+
+@dataclass(frozen=True)
+class GridParam:
+    """A hyper-parameter a study may sweep: its table label and the JSON schema of one value."""
+
+    name: str
+    label: str
+    value_schema: Mapping[str, Any]
+
+
+# Every parameter a study can list. A new grid parameter is one entry here plus its name in a method's
+# ``grid_params``; the config schema and every table's column labels follow from it.
+# (In the order tables name a setting: "ε = 8, λ = 0.5, μ = 0.3".)
+GRID_PARAMS: dict[str, GridParam] = {p.name: p for p in (
+    GridParam("epsilon", "ε", {"type": "number", "exclusiveMinimum": 0}),
+    GridParam("lambda", "λ", {"type": "number", "minimum": 0}),
+    GridParam("lambda_orth", "λ_orth", {"type": "number", "minimum": 0}),
+    GridParam("n_iter", "iterations", {"type": "integer", "minimum": 1}),
+    GridParam("mu", "μ", {"type": "number", "minimum": 0, "exclusiveMaximum": 1}),  # word dropout (SPEC §1.2)
+)}
+# mu acts on the text before encoding, so every method accepts it; 0 leaves the text unchanged.
+WORD_DROPOUT = "mu"
+WORD_DROPOUT_DEFAULT = 0
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of SPEC §2: ``defaults`` are the paper's hyper-parameters, ``grid_params`` those a study
+    may sweep, ``model`` the ``module:Class`` that trains it (the shared architecture unless it has its own
+    algorithm). Which parts the model has follows from the defaults: ``layer`` → privacy layer, ``lambda`` →
+    adversaries."""
+
+    name: str
+    grid_params: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    model: str = "privtext.methods.base:NeuralMethod"
+
+    def __post_init__(self) -> None:
+        unknown = [p for p in self.grid_params if p not in GRID_PARAMS or p == WORD_DROPOUT]
+        if unknown:
+            raise ValueError(f"method {self.name!r}: grid parameter(s) {unknown} are not in GRID_PARAMS "
+                             f"(or are {WORD_DROPOUT!r}, which every method has)")
+        missing = [p for p in self.grid_params if p not in self.defaults]
+        if missing:
+            raise ValueError(f"method {self.name!r}: grid parameter(s) {missing} have no paper default")
+
+    @property
+    def privacy_layer(self) -> str | None:
+        return self.defaults.get("layer")
+
+    @property
+    def adversarial(self) -> bool:
+        return "lambda" in self.defaults
+
+    def check_overrides(self, overrides: Mapping[str, Any]) -> None:
+        unknown = sorted(set(overrides) - set(self.defaults))
+        if unknown:
+            allowed = ", ".join(sorted(self.defaults)) or "none"
+            raise ValueError(f"method {self.name!r}: unknown parameter(s) {unknown}; allowed: {allowed}")
+
+    def grid_default(self, param: str, overrides: Mapping[str, Any] | None = None) -> Any:
+        """A grid point's value of ``param`` when its study does not list it: the config override
+        (``methods.<name>.<param>``) if there is one, else the paper default."""
+        if param == WORD_DROPOUT:
+            return WORD_DROPOUT_DEFAULT
+        overrides = overrides or {}
+        return overrides[param] if param in overrides else self.defaults[param]
+
+    def resolve(self, overrides: Mapping[str, Any] | None = None, grid: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Every hyper-parameter of one grid point: paper defaults < config overrides < grid values."""
+        overrides, grid = dict(overrides or {}), dict(grid or {})
+        self.check_overrides(overrides)
+        self.check_overrides({k: v for k, v in grid.items() if k != WORD_DROPOUT})
+        return {**copy.deepcopy(dict(self.defaults)), **copy.deepcopy(overrides),
+                **{k: v for k, v in grid.items() if k != WORD_DROPOUT}}
