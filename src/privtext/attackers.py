@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -29,9 +28,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from privtext import metrics
+from privtext.sampling import seeded_rows
+from privtext.threads import limited_threads
 
 SPLITS = ("train", "dev", "test")
 
@@ -61,37 +61,33 @@ class TorchMLPAttacker:
     select_split: str | None = field(default="dev", init=False)
 
     def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        from privtext.training import TaskClassifier, TensorSplit, TrainingSettings, batched_apply, train
+
         classes, y_fit = np.unique(data.y_fit, return_inverse=True)
+        # Selection labels as class indices; a value the fitting split never had can only be missed
+        # (-100 is ignored by the dev loss and never equals a prediction).
+        position = np.clip(np.searchsorted(classes, data.y_select), 0, len(classes) - 1)
+        y_select = np.where(classes[position] == data.y_select, position, -100)
         scaler = StandardScaler().fit(data.X_fit)
-        X_fit = torch.as_tensor(scaler.transform(data.X_fit), dtype=torch.float32)
-        X_sel = torch.as_tensor(scaler.transform(data.X_select), dtype=torch.float32)
-        X_test = torch.as_tensor(scaler.transform(data.X_test), dtype=torch.float32)
-        y_fit_t = torch.as_tensor(y_fit, dtype=torch.long)
+
+        def tensors(X: np.ndarray) -> torch.Tensor:
+            return torch.as_tensor(scaler.transform(X), dtype=torch.float32)
+
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)  # layer initialisation uses the global generator; fork keeps it local
-            model = torch.nn.Sequential(
-                torch.nn.Linear(X_fit.shape[1], self.hidden), torch.nn.ReLU(), torch.nn.Linear(self.hidden, len(classes))
-            )
-        generator = torch.Generator().manual_seed(seed)
-        optimiser = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
-        loss_fn = torch.nn.CrossEntropyLoss()
-        best = (-1.0, 0, None)  # (dev accuracy, epoch, state); strict improvement keeps the earliest best
-        for epoch in range(1, self.max_epochs + 1):
-            model.train()
-            order = torch.randperm(len(y_fit_t), generator=generator)
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                optimiser.zero_grad()
-                loss_fn(model(X_fit[batch]), y_fit_t[batch]).backward()
-                optimiser.step()
-            dev_accuracy = float(np.mean(classes[_predict(model, X_sel)] == data.y_select))
-            if dev_accuracy > best[0]:
-                best = (dev_accuracy, epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
-            elif epoch - best[1] >= self.patience:
-                break
-        model.load_state_dict(best[2])
-        info = {"best_epoch": best[1], "epochs_run": epoch, "selection_accuracy": best[0]}
-        return classes[_predict(model, X_test)], info
+            model = TaskClassifier(torch.nn.Sequential(
+                torch.nn.Linear(data.X_fit.shape[1], self.hidden), torch.nn.ReLU(),
+                torch.nn.Linear(self.hidden, len(classes))))
+        settings = TrainingSettings(epochs=self.max_epochs, batch_size=self.batch_size, lr=self.lr,
+                                    weight_decay=self.weight_decay, patience=self.patience, select_on="accuracy")
+        history = train(
+            model, TensorSplit(tensors(data.X_fit), torch.as_tensor(y_fit, dtype=torch.long), {}),
+            TensorSplit(tensors(data.X_select), torch.as_tensor(y_select, dtype=torch.long), {}), settings,
+            generator=torch.Generator().manual_seed(seed),
+        )
+        info = {"best_epoch": history["best_epoch"], "epochs_run": history["epochs_run"],
+                "selection_accuracy": history["best_dev_accuracy"]}
+        return classes[batched_apply(model, tensors(data.X_test)).argmax(dim=1).numpy()], info
 
     def config(self) -> dict[str, Any]:
         return {
@@ -216,7 +212,7 @@ def run_attacks(
         },
         "attackers": {},
     }
-    with _thread_limit(threads):
+    with limited_threads(threads):
         for name in attackers:
             results["attackers"][name] = _run_one(built[name], released, Z, attribute_kinds, seed, max_train)
     return results
@@ -239,7 +235,7 @@ def _run_one(
 ) -> dict[str, Any]:
     """One attacker over every attribute, with its empirical privacy."""
     started = time.perf_counter()
-    fit_rows = _capped_rows(len(released[attacker.fit_split]), max_train, seed)
+    fit_rows = seeded_rows(len(released[attacker.fit_split]), max_train, seed)
     per_attribute, predictions = {}, {}
     for attribute, kind in attribute_kinds.items():
         labels = {split: np.asarray(Z[split][attribute]).astype(np.int64) for split in SPLITS}
@@ -305,31 +301,6 @@ def _attack_attribute(
         "seconds": time.perf_counter() - started,
     }
     return scores, y_pred
-
-
-def _capped_rows(n: int, max_train: int | None, seed: int) -> np.ndarray:
-    """All rows, or a seeded sample of ``max_train`` of them kept in their original order."""
-    if max_train is None or n <= max_train:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size=max_train, replace=False))
-
-
-@torch.no_grad()
-def _predict(model: torch.nn.Module, X: torch.Tensor) -> np.ndarray:
-    model.eval()
-    return model(X).argmax(dim=1).numpy()
-
-
-@contextmanager
-def _thread_limit(threads: int) -> Iterator[None]:
-    """Cap torch and BLAS threads for the duration (other engineers share the cores), then restore."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        with threadpool_limits(limits=threads):
-            yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _validate(

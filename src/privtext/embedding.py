@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privtext.data import SPLITS
-from privtext.data.common import file_sha256
+from privtext.provenance import sha256_file
 from privtext.encoders import extract_embeddings, load_encoder, tabular_features
 from privtext.grid import TABULAR_ENCODER
 from privtext.provenance import versions
@@ -69,7 +69,7 @@ def embed_dataset(
             )
             stats = {**stats, "word_dropout": dropout}
         np.save(out_dir / f"{split}.npy", features.astype(np.float32, copy=False), allow_pickle=False)
-        meta["splits"][split] = {"input_sha256": file_sha256(data_dir / f"{split}.parquet"), **stats}
+        meta["splits"][split] = {"input_sha256": sha256_file(data_dir / f"{split}.parquet"), **stats}
     meta["dim"] = int(features.shape[1])
     meta["seconds"] = round(time.perf_counter() - started, 3)
     meta["versions"] = versions()

@@ -9,19 +9,20 @@ have no encoder: :func:`tabular_features` reads their ``x_*`` columns.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import re
 import sys
 import time
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import torch
+
+from privtext.provenance import sha256_bytes, sha256_file
+from privtext.threads import limited_threads
 
 DEFAULT_ENCODER = "minilm"
 POOLINGS = ("cls", "mean", "pooler")
@@ -62,16 +63,6 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().is_dir()
 
 
-@lru_cache(maxsize=32)
-def _sha256_file(path: str, size: int, mtime_ns: int) -> str:
-    # size and mtime are part of the cache key so an edited file is hashed again.
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def weights_sha256(folder: Path) -> str:
     """sha256 of ``model.safetensors``; for sharded weights, sha256 over the sorted ``name sha256`` lines."""
     shards = sorted(folder.glob("*.safetensors"))
@@ -80,11 +71,10 @@ def weights_sha256(folder: Path) -> str:
             f"encoder folder '{folder}' has no *.safetensors weights (pickle checkpoints are not loaded); "
             "convert it with save_pretrained(..., safe_serialization=True)"
         )
-    hashes = [_sha256_file(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in shards]
+    hashes = [sha256_file(p) for p in shards]
     if len(shards) == 1:
         return hashes[0]
-    listing = "".join(f"{p.name} {h}\n" for p, h in zip(shards, hashes))
-    return hashlib.sha256(listing.encode()).hexdigest()
+    return sha256_bytes("".join(f"{p.name} {h}\n" for p, h in zip(shards, hashes)).encode())
 
 
 def _hub_commit(model_id: str) -> str | None:
@@ -255,10 +245,8 @@ def extract_embeddings(
             "and would be random); use pooling 'cls' or 'mean'"
         )
 
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
     start = time.perf_counter()
-    try:
+    with limited_threads(threads):
         encoded = tokenizer(list(texts), truncation=True, max_length=max_length) if texts else {"input_ids": []}
         inputs = [key for key in tokenizer.model_input_names if key in encoded]
         lengths = np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
@@ -276,8 +264,6 @@ def extract_embeddings(
                 embeddings[rows] = pooled.cpu().numpy()
                 positions += batch["attention_mask"].numel()
                 bar.update(len(rows))
-    finally:
-        torch.set_num_threads(previous_threads)
     seconds = time.perf_counter() - start
 
     tokens_seen = int(lengths.sum())

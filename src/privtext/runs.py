@@ -16,9 +16,10 @@ import pandas as pd
 
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
-from privtext.data import SPLITS
+from privtext.data import SPLITS, read_meta
 from privtext.metrics import main_task_metrics
 from privtext.provenance import versions
+from privtext.sampling import seeded_rows
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +42,8 @@ def _capped(split, cap: int | None, seed: int):
 
     if cap is None or len(split.y) <= cap:
         return split
-    keep = _seeded_rows(len(split.y), cap, seed)
+    keep = seeded_rows(len(split.y), cap, seed)
     return Split(X=split.X[keep], y=split.y[keep], Z={a: z[keep] for a, z in split.Z.items()})
-
-
-def _seeded_rows(n: int, cap: int | None, seed: int) -> np.ndarray:
-    """Sorted indices of a seeded sample of at most ``cap`` of ``n`` rows (all rows when cap is None)."""
-    if cap is None or n <= cap:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))
 
 
 def train_grid_point(
@@ -78,7 +72,7 @@ def train_grid_point(
     hyperparameters = get_spec(method).resolve(settings, grid_params)
 
     started = time.perf_counter()
-    meta = json.loads((Path(data_dir) / "meta.json").read_text())
+    meta = read_meta(data_dir)
     attributes = list(meta["private_attributes"])
     loaded = {split: load_split(data_dir, split, features[split], attributes) for split in SPLITS}
     splits = {split: pair[0] for split, pair in loaded.items()}
@@ -149,7 +143,7 @@ def attack_grid_point(
     from privtext.attackers import run_attacks
 
     started = time.perf_counter()
-    meta = json.loads((Path(data_dir) / "meta.json").read_text())
+    meta = read_meta(data_dir)
     attributes = list(meta["private_attributes"])
     released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
     Z = {split: _private_labels(Path(data_dir), split, attributes) for split in SPLITS}
@@ -183,7 +177,7 @@ def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: 
 
     started = time.perf_counter()
     data_dir = Path(data_dir)
-    meta = json.loads((data_dir / "meta.json").read_text())
+    meta = read_meta(data_dir)
     predictions = pd.read_parquet(Path(run_dir) / "predictions.parquet")
     result: dict[str, Any] = {}
     for split in ("dev", "test"):
@@ -219,10 +213,10 @@ def mdl_grid_point(
 
     started = time.perf_counter()
     data_dir = Path(data_dir)
-    meta = json.loads((data_dir / "meta.json").read_text())
+    meta = read_meta(data_dir)
     X = np.load(Path(run_dir) / f"released_{split}.npy", allow_pickle=False)
     Z = _private_labels(data_dir, split, list(meta["private_attributes"]))
-    rows = _seeded_rows(len(X), max_examples, seed)
+    rows = seeded_rows(len(X), max_examples, seed)
     attributes = {}
     for attribute, values in meta["private_attributes"].items():
         code = online_code_length(X[rows], Z[attribute][rows], n_classes=len(values), seed=seed, probe=probe)

@@ -60,6 +60,21 @@ class TrainingSettings:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
 
 
+class TaskClassifier(nn.Module):
+    """A plain classifier in the shape :func:`train` expects, trained on the task loss only (INLP's head on
+    projected representations, the torch MLP attacker)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+    def training_loss(self, x: torch.Tensor, y: torch.Tensor, z: dict[str, torch.Tensor]) -> torch.Tensor:
+        return F.cross_entropy(self.net(x), y)
+
+
 def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     """``fn`` over ``x`` in large chunks, concatenated (no autograd)."""
     with torch.inference_mode():

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from privtext.methods.spec import GRID_PARAMS
+from privtext.selection import summarise_over_seeds
 
 # --- vocabulary ---------------------------------------------------------------------------------------
 
@@ -193,28 +194,37 @@ def equals(column: pd.Series, value: Any) -> pd.Series:
                      index=column.index)
 
 
+def _summary(per_row: pd.DataFrame) -> dict[str, float]:
+    """Mean, std, 95% bootstrap interval and number of seeds of a (seed, value) table, from the one
+    summariser every table uses (:func:`privtext.selection.summarise_over_seeds`)."""
+    per_row = per_row.dropna(subset=["value"])
+    if per_row.empty:
+        return {"ours_mean": np.nan, "ours_std": np.nan, "ours_ci_low": np.nan, "ours_ci_high": np.nan, "n_seeds": 0}
+    summary = summarise_over_seeds(per_row, ["value"], seed_col="seed").iloc[0]
+    return {"ours_mean": float(summary["mean"]), "ours_std": float(summary["std"]),
+            "ours_ci_low": float(summary["ci_low"]), "ours_ci_high": float(summary["ci_high"]),
+            "n_seeds": int(summary["n"])}
+
+
 def stats_of(frame: pd.DataFrame, scale: float = 1.0) -> dict[str, float]:
-    """Mean, std and number of seeds of one cell's rows (empty -> NaN, 0)."""
-    if frame.empty or frame["value"].dropna().empty:
-        return {"ours_mean": np.nan, "ours_std": np.nan, "n_seeds": 0}
-    per_seed = (frame["value"] * scale).groupby(frame["seed"]).mean().dropna()
-    std = float(per_seed.std(ddof=1)) if len(per_seed) > 1 else np.nan
-    return {"ours_mean": float(per_seed.mean()), "ours_std": std, "n_seeds": int(len(per_seed))}
+    """Mean, std, 95% interval and number of seeds of one cell's rows (each seed counts once)."""
+    if frame.empty:
+        return _summary(pd.DataFrame(columns=["seed", "value"]))
+    return _summary(pd.DataFrame({"seed": frame["seed"], "value": frame["value"] * scale}))
 
 
 def paired_difference(frame: pd.DataFrame, reference: pd.DataFrame, scale: float = 1.0) -> dict[str, float]:
-    """``frame − reference`` paired by seed (mean and std of the per-seed differences); with no shared seed,
-    the difference of the means and NaN std."""
+    """``frame − reference`` paired by seed (summary of the per-seed differences); with no shared seed,
+    the difference of the means, with no spread or interval."""
     a = (frame["value"] * scale).groupby(frame["seed"]).mean().dropna()
     b = (reference["value"] * scale).groupby(reference["seed"]).mean().dropna()
     shared = a.index.intersection(b.index)
     if len(shared):
-        difference = a[shared] - b[shared]
-        return {"ours_mean": float(difference.mean()),
-                "ours_std": float(difference.std(ddof=1)) if len(shared) > 1 else np.nan, "n_seeds": int(len(shared))}
+        return _summary(pd.DataFrame({"seed": shared, "value": (a[shared] - b[shared]).to_numpy()}))
+    unpaired = {**_summary(pd.DataFrame(columns=["seed", "value"])), "n_seeds": 0}
     if len(a) and len(b):
-        return {"ours_mean": float(a.mean() - b.mean()), "ours_std": np.nan, "n_seeds": 0}
-    return {"ours_mean": np.nan, "ours_std": np.nan, "n_seeds": 0}
+        unpaired["ours_mean"] = float(a.mean() - b.mean())
+    return unpaired
 
 
 # --- published values --------------------------------------------------------------------------------------
@@ -256,7 +266,7 @@ def paper_value(
 
 # --- tables ------------------------------------------------------------------------------------------------
 
-CELL_COLUMNS = ("column", "metric", "ours_mean", "ours_std", "n_seeds", "paper", "paper_std")
+CELL_COLUMNS = ("column", "metric", "ours_mean", "ours_std", "ours_ci_low", "ours_ci_high", "n_seeds", "paper", "paper_std")
 
 
 @dataclass

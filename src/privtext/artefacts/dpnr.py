@@ -376,7 +376,7 @@ def figure3(inputs: ArtefactInputs) -> Any:
 def figure4(inputs: ArtefactInputs) -> Any:
     """t-SNE of the released test representations, NON-PRIV beside DPNR, coloured by the attribute's groups."""
     from sklearn.manifold import TSNE
-    from threadpoolctl import threadpool_limits
+    from privtext.threads import limited_threads
 
     options = inputs.options or {}
     max_points = int(options.get("tsne_max_points", 1500))
@@ -404,7 +404,7 @@ def figure4(inputs: ArtefactInputs) -> Any:
                 continue
             perplexity = float(min(30.0, (len(X) - 1) / 3.0))
             # OpenMP threads beyond the rule's share make Barnes-Hut t-SNE several times slower on a busy CPU.
-            with threadpool_limits(int(options.get("threads", 1))):
+            with limited_threads(int(options.get("threads", 1))):
                 embedded = TSNE(n_components=2, perplexity=perplexity, init="pca",
                                 random_state=random_state).fit_transform(X.astype(np.float64))
             for value in np.unique(y):

@@ -7,6 +7,8 @@ imports nothing heavy: the Snakefile reads the registry while parsing.
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 from typing import Any, Callable
 
 BUILDERS: dict[str, str] = {
@@ -22,6 +24,11 @@ BUILDERS: dict[str, str] = {
 
 TABULAR_DATASETS = frozenset({"adult", "celeba"})
 SPLITS = ("train", "dev", "test")
+
+
+def read_meta(data_dir: str | Path) -> dict[str, Any]:
+    """A built dataset's ``meta.json`` (splits, label and attribute names, hashes)."""
+    return json.loads((Path(data_dir) / "meta.json").read_text())
 
 
 def get_builder(dataset: str) -> Callable[..., BuiltDataset]:
@@ -41,4 +48,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["BUILDERS", "SPLITS", "TABULAR_DATASETS", "BuiltDataset", "DatasetError", "Quarantine", "get_builder", "write_dataset"]
+__all__ = ["BUILDERS", "SPLITS", "TABULAR_DATASETS", "read_meta", "BuiltDataset", "DatasetError", "Quarantine", "get_builder", "write_dataset"]

@@ -9,7 +9,6 @@ documented preprocessing filters are counted under ``filtered``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from privtext.data import SPLITS
+from privtext.data import SPLITS, read_meta
+from privtext.provenance import sha256_bytes, sha256_file
 
 ATTRIBUTE_KINDS = ("demographic", "entity")
 
@@ -61,19 +61,8 @@ class BuiltDataset:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file; for a folder, sha256 over the sorted (relative path, file sha256) pairs."""
-    path = Path(path)
-    if path.is_dir():
-        digest = hashlib.sha256()
-        for child in sorted(p for p in path.rglob("*") if p.is_file()):
-            digest.update(f"{child.relative_to(path).as_posix()}\t{file_sha256(child)}\n".encode())
-        return digest.hexdigest()
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+# (kept under this name: builders and tests call it)
+file_sha256 = sha256_file
 
 
 def split_frame(
@@ -123,7 +112,7 @@ def _cover_every_class(splits: dict[str, pd.DataFrame], column: str) -> dict[str
 def manifest_sha256(splits: Mapping[str, pd.DataFrame]) -> str:
     """Hash of the ordered example ids of each split: equal hashes mean identical splits."""
     manifest = {name: [str(i) for i in splits[name]["id"]] for name in SPLITS}
-    return hashlib.sha256(json.dumps(manifest, separators=(",", ":")).encode()).hexdigest()
+    return sha256_bytes(json.dumps(manifest, separators=(",", ":")).encode())
 
 
 def _check(dataset: str, built: BuiltDataset) -> None:
@@ -199,7 +188,3 @@ def write_dataset(
     meta = _to_builtin(meta)
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=False) + "\n")
     return meta
-
-
-def read_meta(data_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(data_dir) / "meta.json").read_text())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
 import io
 import json
 import shutil
@@ -21,6 +20,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
+
+from privtext.provenance import sha256_bytes
 
 TP_US = "trustpilot/united_states.auto-adjusted_gender.geocoded.jsonl"
 TP_UK = "trustpilot/united_kingdom.auto-adjusted_gender.NUTS-regions.jsonl"
@@ -153,10 +154,6 @@ class DownloadError(RuntimeError):
     pass
 
 
-def _sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _extract(payload: bytes, spec: Download) -> bytes:
     if spec.decompress == "bz2":
         return bz2.decompress(payload)
@@ -198,7 +195,7 @@ def download(relpath: str, target: str | Path, *, allowed: bool, fetch=None) -> 
     except OSError as error:  # URLError is an OSError: offline, DNS, HTTP errors
         raise DownloadError(f"could not download {spec.url} ({error}); to work offline, {place}") from error
     content = _extract(payload, spec)
-    content_sha = _sha256_bytes(content)
+    content_sha = sha256_bytes(content)
     if spec.sha256 and content_sha != spec.sha256:
         raise DownloadError(
             f"{spec.url}: sha256 of {relpath} is {content_sha}, expected {spec.sha256}; refusing to use it"
@@ -210,7 +207,7 @@ def download(relpath: str, target: str | Path, *, allowed: bool, fetch=None) -> 
     record = {
         "url": spec.url,
         "member": spec.member,
-        "sha256_fetched": _sha256_bytes(payload),
+        "sha256_fetched": sha256_bytes(payload),
         "sha256": content_sha,
         "pinned": spec.sha256 is not None,
     }

@@ -23,6 +23,7 @@ from privtext.nn import (
 )
 from privtext.methods.spec import MethodSpec
 from privtext.privacy import LAYERS, PrivacyLayer, noise_scale
+from privtext.threads import limited_threads
 from privtext.training import TensorSplit, TrainingSettings, batched_apply, train
 
 @dataclass
@@ -61,15 +62,10 @@ def seed_streams(seed: int, n: int = 3) -> list[int]:
 @contextmanager
 def torch_session(threads: int, seed: int | None = None) -> Iterator[None]:
     """Use ``threads`` intra-op threads and, given ``seed``, a private seeded global RNG for init/dropout."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(seed)
-            yield
-    finally:
-        torch.set_num_threads(previous)
+    with limited_threads(threads), torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.manual_seed(seed)
+        yield
 
 
 class Method(ABC):

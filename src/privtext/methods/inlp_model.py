@@ -6,14 +6,11 @@ from typing import Any, Mapping
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits  # a scikit-learn dependency
-from torch import nn
 
 from privtext.methods.base import NeuralMethod, Split, as_features, seed_streams, torch_session
 from privtext.nn import mlp
-from privtext.training import TensorSplit, batched_apply, train
+from privtext.training import TaskClassifier, TensorSplit, batched_apply, train
 
 
 def nullspace_projection(rows: np.ndarray, dim: int) -> np.ndarray:
@@ -66,23 +63,9 @@ def inlp_projection(
     return projection, log
 
 
-class _ClassifierHead(nn.Module):
-    """The classifier retrained on fixed projected representations (E stays frozen)."""
-
-    def __init__(self, net: nn.Module) -> None:
-        super().__init__()
-        self.net = net
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
-
-    def training_loss(self, x: torch.Tensor, y: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        return F.cross_entropy(self.net(x), y)
-
-
 class INLP(NeuralMethod):
     projection: torch.Tensor | None = None
-    head: _ClassifierHead | None = None
+    head: TaskClassifier | None = None
 
     def _validate(self) -> None:
         super()._validate()
@@ -100,11 +83,10 @@ class INLP(NeuralMethod):
         with torch_session(self.threads, head_seed):
             r_train, r_dev = batched_apply(encoder, train_data.x), batched_apply(encoder, dev_data.x)
             z_train = {a: train_data.z[a].numpy() for a in self.protected_attributes}
-            with threadpool_limits(limits=self.threads):  # BLAS threads of numpy/scikit-learn
-                projection, log = inlp_projection(r_train.double().numpy(), z_train, self.params["n_iter"], self.seed)
+            projection, log = inlp_projection(r_train.double().numpy(), z_train, self.params["n_iter"], self.seed)
             self.projection = torch.from_numpy(projection).float()
             p = self.params
-            self.head = _ClassifierHead(mlp([self.representation_dim, *p["classifier_hidden"], self.n_classes],
+            self.head = TaskClassifier(mlp([self.representation_dim, *p["classifier_hidden"], self.n_classes],
                                             p["dropout"], p["activation"]))
             history = train(
                 self.head, TensorSplit(r_train @ self.projection, train_data.y, {}),
