@@ -102,3 +102,48 @@ def test_the_registry_without_the_toy_method_rejects_it():
     assert "toy" not in method_registry.METHODS
     with pytest.raises(ConfigError):
         load_config(overrides={"studies": {"toys": {"methods": {"toy": {}}}}, "run_studies": ["toys"]})
+
+
+def _readme_example(marker: str) -> str:
+    """The python block of README.md that starts with the comment ``marker``."""
+    from conftest import PROJECT_ROOT
+
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    start = readme.index(marker)
+    block = readme[start:readme.index("```", start)]
+    return "\n".join(line[2:] if line.startswith("  ") else line for line in block.splitlines())
+
+
+def test_the_readme_worked_example_adds_a_method_with_one_file_and_one_registry_line(monkeypatch):
+    module = {}
+    exec(compile(_readme_example("# src/privtext/methods/dpnr_calibrated.py"), "dpnr_calibrated.py", "exec"), module)
+    spec = module["SPEC"]
+    monkeypatch.setitem(METHODS, spec.name, spec)  # the registry line
+    config = load_config(overrides={
+        "methods": {"dpnr_calibrated": {"lr": 1e-4}},
+        "studies": {"calibrated": {"datasets": ["demo"], "methods": {"dpnr_calibrated": {"epsilon": [1, 8]}}}},
+        "run_studies": ["calibrated"],
+    })
+    points = study_points(config["studies"]["calibrated"], datasets=["demo"], encoder_for=lambda d: "minilm",
+                          specs=METHODS, overrides=config["methods"])
+    assert [p.run_dir for p in points] == [
+        f"results/runs/demo/minilm/dpnr_calibrated/mu~0/epsilon~{e}/seed~10" for e in (1, 8)]
+    model = build_method("dpnr_calibrated", {**config["methods"]["dpnr_calibrated"], "epsilon": 8},
+                         input_dim=4, n_classes=2, attribute_sizes={"z": 2}, seed=0)
+    assert model.privacy_layer == ("minmax_calibrated", 8.0) and model.params["lr"] == 1e-4
+
+
+def test_a_new_grid_parameter_is_its_spec_only(monkeypatch):
+    from privtext.methods.spec import GridParam
+
+    monkeypatch.setitem(GRID_PARAMS, "dropout", GridParam("dropout", "dropout",
+                                                          {"type": "number", "minimum": 0, "exclusiveMaximum": 1}))
+    dpnr = METHODS["dpnr"]
+    monkeypatch.setitem(METHODS, "dpnr", MethodSpec("dpnr", ("epsilon", "dropout"), dpnr.defaults, dpnr.model))
+    config = load_config(overrides={
+        "studies": {"sweep": {"datasets": ["demo"], "methods": {"dpnr": {"dropout": [0.1, 0.3]}}}}, "run_studies": ["sweep"]})
+    points = study_points(config["studies"]["sweep"], datasets=["demo"], encoder_for=lambda d: "minilm",
+                          specs=METHODS, overrides=config["methods"])
+    assert [p.params_path for p in points] == ["mu~0/epsilon~0.05/dropout~0.1", "mu~0/epsilon~0.05/dropout~0.3"]
+    with pytest.raises(ConfigError, match="dropout"):
+        load_config(overrides={"studies": {"sweep": {"methods": {"dpnr": {"dropout": [1.5]}}}}, "run_studies": ["sweep"]})

@@ -39,17 +39,24 @@ def _validator_filling_defaults() -> type:
 
 
 def load_schema() -> dict:
-    """The config schema, with the method ids and each method's keys filled in from the method registry
-    (one definition: a new method or grid parameter needs no schema edit)."""
-    return with_method_specs(yaml.safe_load(SCHEMA_PATH.read_text()))
+    """The config schema, with dataset and method ids and each method's keys filled in from the registries
+    (one definition: a new method, grid parameter or dataset needs no schema edit)."""
+    return with_registries(yaml.safe_load(SCHEMA_PATH.read_text()))
 
 
-def with_method_specs(schema: dict) -> dict:
-    """Fill ``$defs.method_id``, each study's per-method grid lists and ``methods`` (overrides) from
-    :data:`privtext.methods.METHODS` and :data:`privtext.methods.spec.GRID_PARAMS`."""
+def with_registries(schema: dict) -> dict:
+    """Fill ``$defs.dataset_id`` from :data:`privtext.data.BUILDERS` (a dataset without an options block in
+    the schema gets an open one), and ``$defs.method_id``, each study's per-method grid lists and
+    ``methods`` (overrides) from :data:`privtext.methods.METHODS` and its specs' grid parameters."""
+    from privtext.data import BUILDERS
     from privtext.methods import METHODS
     from privtext.methods.spec import GRID_PARAMS, WORD_DROPOUT
 
+    schema["$defs"]["dataset_id"] = {"enum": list(BUILDERS)}
+    for dataset in BUILDERS:
+        schema["properties"].setdefault(dataset, {
+            "description": f"Options of the {dataset} builder (not described in the schema).",
+            "type": "object", "default": {}})
     schema["$defs"]["method_id"] = {"enum": list(METHODS)}
     value_list = {"$ref": "#/$defs/value_list"}
     study_methods = schema["$defs"]["study"]["properties"]["methods"]
