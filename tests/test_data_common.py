@@ -9,11 +9,11 @@ from privtext.data.common import (
     BuiltDataset,
     DatasetError,
     Quarantine,
-    file_sha256,
     manifest_sha256,
     split_frame,
     write_dataset,
 )
+from privtext.provenance import sha256_file
 
 
 def _frame(n=100, n_classes=2):
@@ -61,7 +61,7 @@ def test_write_dataset_writes_parquet_meta_and_quarantine(tmp_path):
     splits = split_frame(_frame(40), {"train": 0.5, "dev": 0.25, "test": 0.25}, seed=0)
     meta = write_dataset(_built(splits), tmp_path / "out", dataset="toy", inputs={"raw": raw}, seed=0, quarantine=quarantine)
     assert meta["splits"] == {"train": 20, "dev": 10, "test": 10}
-    assert meta["inputs"] == {"raw.txt": file_sha256(raw)}
+    assert meta["inputs"] == {"raw.txt": sha256_file(raw)}
     assert meta["quarantined"] == {"empty_text": 1}
     assert json.loads((tmp_path / "out" / "meta.json").read_text()) == meta
     assert json.loads((tmp_path / "out" / "quarantine.jsonl").read_text())["line"] == 7
@@ -91,9 +91,9 @@ def test_duplicate_ids_across_splits_are_rejected(tmp_path):
 def test_folder_hash_depends_on_contents_and_names(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "f.txt").write_text("1")
-    first = file_sha256(tmp_path / "a")
+    first = sha256_file(tmp_path / "a")
     (tmp_path / "a" / "f.txt").write_text("2")
-    assert file_sha256(tmp_path / "a") != first
+    assert sha256_file(tmp_path / "a") != first
 
 
 def test_split_frame_places_a_rare_class_in_every_split():

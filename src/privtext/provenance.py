@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -27,20 +26,12 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | Path) -> str:
-    """sha256 of a file's bytes; for a folder, sha256 over its sorted ``relative path \\t file sha256`` lines.
-    Files are hashed once per (path, size, modification time) in a process."""
+    """sha256 of a file's bytes; for a folder, sha256 over its sorted ``relative path \\t file sha256`` lines."""
     path = Path(path)
     if path.is_dir():
         listing = "".join(f"{child.relative_to(path).as_posix()}\t{sha256_file(child)}\n"
                           for child in sorted(p for p in path.rglob("*") if p.is_file()))
         return sha256_bytes(listing.encode())
-    status = path.stat()
-    return _sha256_of_file(str(path), status.st_size, status.st_mtime_ns)
-
-
-@lru_cache(maxsize=256)
-def _sha256_of_file(path: str, size: int, mtime_ns: int) -> str:
-    # size and mtime are part of the cache key so an edited file is hashed again.
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

@@ -61,8 +61,6 @@ class BuiltDataset:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-# (kept under this name: builders and tests call it)
-file_sha256 = sha256_file
 
 
 def split_frame(
@@ -177,7 +175,7 @@ def write_dataset(
         "label_names": list(built.label_names),
         "private_attributes": built.private_attributes,
         "attribute_kinds": built.attribute_kinds,
-        "inputs": {Path(p).name: file_sha256(p) for p in inputs.values()},
+        "inputs": {Path(p).name: sha256_file(p) for p in inputs.values()},
         "quarantined": quarantine.as_dict(),
         "filtered": dict(sorted(built.filtered.items())),
         "split_manifest_sha256": manifest_sha256(built.splits),
