@@ -1,0 +1,43 @@
+"""privtext's Adam/AdamW take exactly torch.optim's steps (they exist only to skip the torch._dynamo import)."""
+
+import pytest
+import torch
+
+from privtext.optim import Adam
+
+
+def _train(make_optimizer, steps: int = 25) -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(7, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    optimizer = make_optimizer(model.parameters())
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        x, y = torch.randn(32, 7, generator=generator), torch.randint(0, 3, (32,), generator=generator)
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+@pytest.mark.parametrize("foreach", [False, True])
+def test_adam_takes_torchs_steps_bit_for_bit(weight_decay, foreach):
+    ours = _train(lambda ps: Adam(ps, lr=1e-3, weight_decay=weight_decay))
+    torchs = _train(lambda ps: torch.optim.Adam(ps, lr=1e-3, weight_decay=weight_decay, foreach=foreach))
+    assert all(torch.equal(a, b) for a, b in zip(ours, torchs))
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.05])
+def test_adamw_takes_torchs_steps_bit_for_bit(weight_decay):
+    ours = _train(lambda ps: Adam(ps, lr=1e-3, weight_decay=weight_decay, decoupled_weight_decay=True))
+    torchs = _train(lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=weight_decay, foreach=True))
+    assert all(torch.equal(a, b) for a, b in zip(ours, torchs))
+
+
+def test_a_parameter_without_gradient_is_left_alone_and_keeps_its_own_step_count():
+    used, unused = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
+    optimizer = Adam([used, unused], lr=0.1)
+    (used ** 2).sum().backward()
+    optimizer.step()
+    assert torch.equal(unused.detach(), torch.ones(3)) and optimizer.steps == [1, 0]
+    assert torch.allclose(used.detach(), torch.full((3,), 0.9))  # first Adam step moves by lr·sign(grad)
