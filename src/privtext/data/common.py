@@ -36,12 +36,16 @@ class Quarantine:
     counts: Counter = field(default_factory=Counter)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, reason: str, file: str | Path, line: int | None, detail: str = "") -> None:
+    def add(
+        self, reason: str, file: str | Path, line: int | None, detail: str = "", *, index: int | None = None
+    ) -> None:
+        """``line`` is 1-based in a text file; ``index`` is the 0-based position in an array or pickled list."""
         self.counts[reason] += 1
         if len(self.examples) < self.max_examples:
-            self.examples.append(
-                {"reason": reason, "file": Path(file).name, "line": line, "detail": detail[:300]}
-            )
+            example = {"reason": reason, "file": Path(file).name, "line": line, "detail": detail[:300]}
+            if index is not None:
+                example["index"] = int(index)
+            self.examples.append(example)
 
     def as_dict(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
