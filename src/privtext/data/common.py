@@ -156,6 +156,14 @@ def _check(dataset: str, built: BuiltDataset) -> None:
             raise DatasetError(f"{dataset}: attribute {attribute} has unknown kind {kind!r}")
 
 
+def input_hashes(inputs: Mapping[str, str | Path]) -> dict[str, str]:
+    """sha256 per raw input, keyed by file name, or by ``folder/name`` where names repeat (DeepMoji's
+    ``train/pos_pos.npy`` and ``dev/pos_pos.npy``) so no input's hash is overwritten."""
+    paths = [Path(p) for p in inputs.values()]
+    names = Counter(p.name for p in paths)
+    return {(f"{p.parent.name}/{p.name}" if names[p.name] > 1 else p.name): file_sha256(p) for p in paths}
+
+
 def _to_builtin(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _to_builtin(v) for k, v in value.items()}
@@ -191,7 +199,7 @@ def write_dataset(
         "label_names": list(built.label_names),
         "private_attributes": built.private_attributes,
         "attribute_kinds": built.attribute_kinds,
-        "inputs": {Path(p).name: file_sha256(p) for p in inputs.values()},
+        "inputs": input_hashes(inputs),
         "quarantined": quarantine.as_dict(),
         "filtered": dict(sorted(built.filtered.items())),
         "split_manifest_sha256": manifest_sha256(built.splits),
