@@ -13,7 +13,7 @@ from privtext.data import DatasetError, Quarantine, get_builder
 from privtext.data.common import manifest_sha256
 from privtext.data.encoded import read_label_index
 from privtext.data.safe_pickle import UnsafePickleError, load_data_pickle
-from privtext.data.sources import resolve_layout
+from privtext.data.sources import DownloadError, download, resolve_layout
 from privtext.data.synthetic_encoded import write_bios_files, write_twitter_files
 
 SEED = 10
@@ -249,6 +249,20 @@ def test_real_label_index_files_from_the_mirror_resolve_with_records_from_raw_di
     built = get_builder("bios")(inputs, load_config()["bios"], SEED, Quarantine())
     assert layout == "federate"
     assert len(built.label_names) == 28 and built.label_names[0] == "accountant" and built.label_names[27] == "yoga_teacher"
+
+
+def test_missing_twitter_and_bios_files_ask_to_be_placed_by_hand(tmp_path):
+    for relpath, says in (("deepmoji/pos_pos.npy", "DeepMoji-encoded Twitter"), ("biasbios/train.pickle", "Bias-in-Bios")):
+        target = tmp_path / "raw" / relpath
+        with pytest.raises(DownloadError, match=f"{says}.*not fetched by the pipeline") as error:
+            download(relpath, target, allowed=True, fetch=lambda url: pytest.fail("nothing may be fetched"))
+        assert f"place '{target.name}' at '{target}'" in str(error.value)
+
+
+def test_pinned_label_index_download_accepts_the_mirror_copy(tmp_path, data_mirror):
+    relpath = "biasbios/profession2index.txt"
+    record = download(relpath, tmp_path / relpath, allowed=True, fetch=lambda url: (data_mirror / relpath).read_bytes())
+    assert record["pinned"] and "shauli-ravfogel/nullspace_projection" in record["url"]
 
 
 # ------------------------------------------------------------------------------------------ end to end

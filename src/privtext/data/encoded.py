@@ -43,14 +43,15 @@ def cell_labels(cell: str) -> tuple[int, int]:
 
 
 def load_vectors(path: Path) -> np.ndarray:
-    """A 2-D float array from ``.npy`` (never unpickled), as float32; a DatasetError names the file otherwise."""
+    """A 2-D float array from ``.npy`` (never unpickled, memory-mapped); a DatasetError names the file otherwise."""
     try:
-        vectors = np.load(path, allow_pickle=False)
+        # Memory-mapped: only the rows kept are copied (the real Twitter cells are ~100,000 x 2,304 each).
+        vectors = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as error:  # object arrays need pickle, which allow_pickle=False refuses
         raise DatasetError(f"{path}: not a plain numeric .npy array ({error})") from error
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating) or vectors.shape[1] == 0:
         raise DatasetError(f"{path}: expected a 2-D float array [examples, dims], got {vectors.dtype} {vectors.shape}")
-    return vectors.astype(np.float32, copy=False)
+    return vectors
 
 
 def finite_rows(vectors: np.ndarray, path: Path, quarantine: Quarantine) -> np.ndarray:
@@ -62,8 +63,9 @@ def finite_rows(vectors: np.ndarray, path: Path, quarantine: Quarantine) -> np.n
 
 
 def feature_frame(ids: list[str], vectors: np.ndarray) -> pd.DataFrame:
+    """``id`` and float32 columns ``x_0000``… (zero-padded so the column order is the vector order)."""
     width = len(str(vectors.shape[1] - 1))
-    features = pd.DataFrame(vectors, columns=[f"x_{i:0{width}d}" for i in range(vectors.shape[1])])
+    features = pd.DataFrame(np.asarray(vectors, dtype=np.float32), columns=[f"x_{i:0{width}d}" for i in range(vectors.shape[1])])
     return pd.concat([pd.DataFrame({"id": ids}), features], axis=1)
 
 
