@@ -233,15 +233,17 @@ def _bios_split(
         quarantine.add("record_without_vector", records_path, None, f"{vectors_path.name} has {len(vectors)} rows", index=index)
     for index in range(paired, len(vectors)):
         quarantine.add("vector_without_record", vectors_path, None, f"{records_path.name} has {len(records)} records", index=index)
-    finite = finite_rows(vectors[:paired], vectors_path, quarantine)
+    finite = np.isfinite(vectors[:paired]).all(axis=1)
     keep, y, z, texts = [], [], [], []
     for index in range(paired):
         record = records[index]
         problem = _record_problem(record, text_key, professions, genders)
-        if problem:
+        if problem:  # one reason per example: a bad record is not counted again for its vector
             detail = repr({k: record.get(k) for k in ("g", "p")}) if isinstance(record, dict) else type(record).__name__
             quarantine.add(problem, records_path, None, detail, index=index)
-        elif finite[index]:
+        elif not finite[index]:
+            quarantine.add("non_finite_vector", vectors_path, None, "NaN or inf in the vector", index=index)
+        else:
             keep.append(index)
             y.append(professions[record["p"]])
             z.append(genders[record["g"]])
