@@ -32,9 +32,9 @@ NUMERIC_COLUMNS = ("seed", "epsilon_nominal", "epsilon_effective", "representati
 PAPER_DATASET = {"ag_dpnr": "ag", "ag": None}
 DATASET_LABELS = {
     "tp_us": "TP-US", "ag_dpnr": "AG", "ag": "AG (NER rebuild)", "blog": "BLOG", "tp_uk": "TP-UK",
-    "adult": "Adult", "celeba": "CelebA", "demo": "demo (synthetic)",
+    "adult": "Adult", "celeba": "CelebA", "twitter": "Twitter", "bios": "Bias in Bios", "demo": "demo (synthetic)",
 }
-DATASET_ORDER = ("tp_us", "ag_dpnr", "ag", "blog", "tp_uk", "adult", "celeba", "demo")
+DATASET_ORDER = ("tp_us", "ag_dpnr", "ag", "blog", "tp_uk", "twitter", "bios", "adult", "celeba", "demo")
 
 METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise", "dpnr", "cape", "federate")
 METHOD_LABELS = {

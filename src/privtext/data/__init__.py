@@ -20,9 +20,12 @@ BUILDERS: dict[str, str] = {
     "blog": "privtext.data.blog:build",
     "adult": "privtext.data.tabular:build_adult",
     "celeba": "privtext.data.tabular:build_celeba",
+    "twitter": "privtext.data.encoded:build_twitter",
+    "bios": "privtext.data.encoded:build_bios",
 }
 
-TABULAR_DATASETS = frozenset({"adult", "celeba"})
+# Datasets whose examples are feature vectors (x_* columns) rather than text to encode.
+TABULAR_DATASETS = frozenset({"adult", "celeba", "twitter", "bios"})
 SPLITS = ("train", "dev", "test")
 
 

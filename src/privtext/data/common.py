@@ -37,12 +37,16 @@ class Quarantine:
     counts: Counter = field(default_factory=Counter)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, reason: str, file: str | Path, line: int | None, detail: str = "") -> None:
+    def add(
+        self, reason: str, file: str | Path, line: int | None, detail: str = "", *, index: int | None = None
+    ) -> None:
+        """``line`` is 1-based in a text file; ``index`` is the 0-based position in an array or pickled list."""
         self.counts[reason] += 1
         if len(self.examples) < self.max_examples:
-            self.examples.append(
-                {"reason": reason, "file": Path(file).name, "line": line, "detail": detail[:300]}
-            )
+            example = {"reason": reason, "file": Path(file).name, "line": line, "detail": detail[:300]}
+            if index is not None:
+                example["index"] = int(index)
+            self.examples.append(example)
 
     def as_dict(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
@@ -140,6 +144,14 @@ def _check(dataset: str, built: BuiltDataset) -> None:
             raise DatasetError(f"{dataset}: attribute {attribute} has unknown kind {kind!r}")
 
 
+def input_hashes(inputs: Mapping[str, str | Path]) -> dict[str, str]:
+    """sha256 per raw input, keyed by file name, or by ``folder/name`` where names repeat (DeepMoji's
+    ``train/pos_pos.npy`` and ``dev/pos_pos.npy``) so no input's hash is overwritten."""
+    paths = [Path(p) for p in inputs.values()]
+    names = Counter(p.name for p in paths)
+    return {(f"{p.parent.name}/{p.name}" if names[p.name] > 1 else p.name): sha256_file(p) for p in paths}
+
+
 def _to_builtin(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _to_builtin(v) for k, v in value.items()}
@@ -175,7 +187,7 @@ def write_dataset(
         "label_names": list(built.label_names),
         "private_attributes": built.private_attributes,
         "attribute_kinds": built.attribute_kinds,
-        "inputs": {Path(p).name: sha256_file(p) for p in inputs.values()},
+        "inputs": input_hashes(inputs),
         "quarantined": quarantine.as_dict(),
         "filtered": dict(sorted(built.filtered.items())),
         "split_manifest_sha256": manifest_sha256(built.splits),

@@ -26,6 +26,11 @@ from privtext.provenance import sha256_bytes
 TP_US = "trustpilot/united_states.auto-adjusted_gender.geocoded.jsonl"
 TP_UK = "trustpilot/united_kingdom.auto-adjusted_gender.NUTS-regions.jsonl"
 LOWLANDS = "https://bitbucket.org/lowlands/release/raw/fd60e8b4fbb12f0175e0f26153e289bbe2bfd71c/WWW2015/data"
+NULLSPACE = "https://raw.githubusercontent.com/shauli-ravfogel/nullspace_projection/e1edcc19d808108ab71cbb3afb0389db0206a7eb"
+SPLIT_NAMES = ("train", "dev", "test")
+# DeepMoji cells of Elazar & Goldberg 2018: <sentiment>_<race>; sentiment pos = happy, race pos = AAE.
+DEEPMOJI_CELLS = ("pos_pos", "pos_neg", "neg_pos", "neg_neg")
+BIOS_INDEX = {"professions": "biasbios/profession2index.txt", "genders": "biasbios/gender2index.txt"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,26 @@ LAYOUTS: dict[str, list[Layout]] = {
         Layout("txt", {"attributes": "celeba/list_attr_celeba.txt"}),
         Layout("gz", {"attributes": "celeba/list_attr_celeba.txt.gz"}),
     ],
+    # Ravfogel et al. 2020's deepmoji_split.py output (published splits), or the four unsplit cell files of
+    # their download_data.sh, which FEDERATE reads and splits itself.
+    "twitter": [
+        Layout("split", {f"{s}_{c}": f"deepmoji/{s}/{c}.npy" for s in SPLIT_NAMES for c in DEEPMOJI_CELLS}),
+        Layout("cells", {c: f"deepmoji/{c}.npy" for c in DEEPMOJI_CELLS}),
+    ],
+    # Records as Ravfogel et al. 2020 distribute them; [CLS] vectors named as FEDERATE's bundle names them
+    # (`train.pickle_bert_cls.npy`) or as Ravfogel's run_bias_bios.sh writes them (`train_cls.npy`).
+    "bios": [
+        Layout("federate", {
+            **{f"{s}_records": f"biasbios/{s}.pickle" for s in SPLIT_NAMES},
+            **{f"{s}_vectors": f"biasbios/{s}.pickle_bert_cls.npy" for s in SPLIT_NAMES},
+            **BIOS_INDEX,
+        }),
+        Layout("inlp", {
+            **{f"{s}_records": f"biasbios/{s}.pickle" for s in SPLIT_NAMES},
+            **{f"{s}_vectors": f"bert_encode_biasbios/{s}_cls.npy" for s in SPLIT_NAMES},
+            **BIOS_INDEX,
+        }),
+    ],
     "demo": [Layout("synthetic", {})],
 }
 
@@ -86,6 +111,8 @@ DOWNLOAD_LAYOUT = {
     "blog": "zip",
     "adult": "uci",
     "celeba": "txt",
+    "twitter": "cells",
+    "bios": "federate",
 }
 
 AG_NEWS_TGZ = "https://s3.amazonaws.com/fast-ai-nlp/ag_news_csv.tgz"
@@ -120,6 +147,34 @@ DOWNLOADS: dict[str, Download] = {
         None,
         manual="CelebA is distributed through Google Drive (mmlab.ie.cuhk.edu.hk/projects/CelebA.html, "
         "Anno/list_attr_celeba.txt); download it by hand",
+    ),
+    **{
+        f"deepmoji/{cell}.npy": Download(
+            None,
+            manual="the DeepMoji-encoded Twitter files are not fetched by the pipeline (about 1 GB, no pinned "
+            "hash); get them from Ravfogel et al.'s nullspace_projection download_data.sh "
+            "(storage.googleapis.com/ai2i/nullspace/deepmoji/) or FEDERATE's data bundle",
+        )
+        for cell in DEEPMOJI_CELLS
+    },
+    **{
+        relpath: Download(
+            None,
+            manual="the Bias-in-Bios records and BERT [CLS] vectors are not fetched by the pipeline; get "
+            "train/dev/test.pickle from Ravfogel et al.'s nullspace_projection download_data.sh and the "
+            "*.pickle_bert_cls.npy encodings from FEDERATE's data bundle (or encode them with that repo's "
+            "encode_bert_states.py)",
+        )
+        for s in SPLIT_NAMES
+        for relpath in (f"biasbios/{s}.pickle", f"biasbios/{s}.pickle_bert_cls.npy")
+    },
+    BIOS_INDEX["professions"]: Download(
+        f"{NULLSPACE}/data/biasbios/profession2index.txt",
+        sha256="54b293ed4ea97832d7be362036cd6361ba3e7613eff1c5eb17ca5a39845bb20d",
+    ),
+    BIOS_INDEX["genders"]: Download(
+        f"{NULLSPACE}/data/biasbios/gender2index.txt",
+        sha256="841805ec7efddd187562a3b7ac421f3ddd696159e6a6270c9ed5bbb1d4381525",
     ),
 }
 
