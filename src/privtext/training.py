@@ -84,11 +84,12 @@ def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -
         return torch.cat([fn(x[i:i + EVAL_BATCH]) for i in range(0, len(x), EVAL_BATCH)])
 
 
-def evaluate(model: nn.Module, data: TensorSplit) -> tuple[float, float]:
-    """Task cross-entropy and accuracy of ``model`` on ``data`` in eval mode (privacy noise still fresh)."""
+def evaluate(model: nn.Module, data: TensorSplit, with_loss: bool = True) -> tuple[float | None, float]:
+    """Task cross-entropy (None unless ``with_loss``) and accuracy of ``model`` on ``data`` in eval mode
+    (privacy noise still fresh)."""
     model.eval()
     logits = batched_apply(model, data.x)
-    loss = F.cross_entropy(logits, data.y).item()
+    loss = F.cross_entropy(logits, data.y).item() if with_loss else None
     accuracy = (logits.argmax(dim=1) == data.y).double().mean().item()
     return loss, accuracy
 
@@ -122,14 +123,20 @@ def train(
     n = len(train_data)
     records: list[dict[str, float]] = []
     best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
+    # dev loss is computed only when it selects the epoch: one fewer pass over dev logits per epoch
+    with_loss = settings.select_on == "loss"
     for epoch in range(settings.epochs):
         record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
         model.train()
         order = torch.randperm(n, generator=generator)
-        total, batches = 0.0, 0
+        # One gather per epoch; a batch is then a view of consecutive rows (the same rows as order[i:j]).
+        x_all, y_all = train_data.x[order], train_data.y[order]
+        z_all = {k: v[order] for k, v in train_data.z.items()}
+        total = torch.zeros((), dtype=torch.float64)
+        batches = 0
         for start in range(0, n, settings.batch_size):
-            index = order[start:start + settings.batch_size]
-            x, y, z = train_data.x[index], train_data.y[index], {k: v[index] for k, v in train_data.z.items()}
+            stop = start + settings.batch_size
+            x, y, z = x_all[start:stop], y_all[start:stop], {k: v[start:stop] for k, v in z_all.items()}
             for _ in range(settings.adversary_steps if inner_optimizer else 0):
                 inner_optimizer.zero_grad(set_to_none=True)
                 model.adversary_loss(x, z).backward()
@@ -138,9 +145,10 @@ def train(
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total, batches = total + loss.item(), batches + 1
-        dev_loss, dev_accuracy = evaluate(model, dev_data)
-        record.update(train_loss=total / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy)
+            total += loss.detach()
+            batches += 1
+        dev_loss, dev_accuracy = evaluate(model, dev_data, with_loss)
+        record.update(train_loss=total.item() / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy)
         records.append(record)
         score = dev_accuracy if settings.select_on == "accuracy" else -dev_loss
         if score > best_score:  # first best epoch wins ties

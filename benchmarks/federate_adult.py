@@ -1,0 +1,134 @@
+"""FEDERATE on UCI Adult as the pipeline runs it: one grid point, each job a whole process, imports included.
+
+    .venv/bin/python benchmarks/federate_adult.py --repeats 5 --threads 1
+
+The work is FEDERATE's own setting (issue 12; SPEC §1.3): ε = 8, λ = 0.5 with the γ = 7 schedule, 45 epochs,
+batch 2000, Adam 1e-3, the whole training split (27,133 rows, no `train.max_train` cap); then the three fresh
+attackers of the default config on the released representations. Adult and its feature matrix are built
+first with the real Snakefile in ``--workdir`` (not timed). Each repeat starts fresh processes exactly as
+Snakemake's jobs call the library (``workflow/scripts/{train,attack}.py``) and prints, as medians over the
+repeats (min–max beside them):
+
+- ``wall_s``: the train job, process start to exit;
+- ``startup_s``: process start to the first training epoch (interpreter, imports, data, model);
+- ``train_s``: the 45-epoch loop; ``after_train_s``: releases, files, and the interpreter's exit;
+- ``attack_s``: the attack job, process start to exit (all three attackers), and ``attack_work_s`` inside it;
+- ``test_accuracy``: FEDERATE's main-task test accuracy (it must not drop for speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+GRID = {"epsilon": 8.0, "lambda": 0.5}
+FEATURES = "results/embeddings/adult/features/mu~0/seed~0"
+RUN_DIR = "results/runs/adult/features/federate/mu~0/epsilon~8/lambda~0.5/seed~10"
+
+# The job, run in a fresh interpreter; `train` is wrapped only to stamp the loop's start and end.
+TRAIN_JOB = """
+import json, sys, time
+stamps = {"started": time.time()}
+from privtext import training
+from privtext.runs import train_grid_point
+_train = training.train
+def timed(*args, **kwargs):
+    stamps["loop_start"] = time.time()
+    try:
+        return _train(*args, **kwargs)
+    finally:
+        stamps["loop_end"] = time.time()
+training.train = timed
+import privtext.methods.base as base
+base.train = timed
+workdir, threads, grid, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+metrics = train_grid_point(
+    data_dir=f"{workdir}/results/data/adult", features={s: f"{workdir}/FEATURES/{s}.npy" for s in ("train", "dev", "test")},
+    out_dir=f"{workdir}/RUN_DIR", method="federate", grid_params=grid, settings={}, mu=0.0, seed=10,
+    threads=threads, max_train=None, **({"attack": attack} if attack else {}))
+stamps["done"] = time.time()
+print(json.dumps({"stamps": stamps, "test_accuracy": metrics["test"]["accuracy"]}), flush=True)
+""".replace("FEATURES", FEATURES).replace("RUN_DIR", RUN_DIR)
+
+ATTACK_JOB = """
+import json, sys, time
+stamps = {"started": time.time()}
+from privtext.runs import attack_grid_point
+workdir, threads, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+result = attack_grid_point(data_dir=f"{workdir}/results/data/adult", run_dir=f"{workdir}/RUN_DIR",
+                           out_path=f"{workdir}/RUN_DIR/attack.json", seed=10, threads=threads, **attack)
+stamps["done"] = time.time()
+print(json.dumps({"stamps": stamps, "work": result["seconds"],
+                  "accuracy": {a: r["attributes"]["sex"]["accuracy"] for a, r in result["attackers"].items()}}), flush=True)
+""".replace("RUN_DIR", RUN_DIR)
+
+
+def build_inputs(workdir: Path, mirror: Path) -> None:
+    config = workdir / "benchmark-config.yaml"
+    config.write_text(yaml.safe_dump({"datasets": ["adult"], "data_mirror": str(mirror), "run_studies": []}))
+    command = [str(SNAKEMAKE), "results/data/adult/meta.json", f"{FEATURES}/train.npy", "--snakefile",
+               str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir), "--configfile", str(config),
+               "--cores", "2", "--workflow-profile", "none", "--quiet", "all"]
+    subprocess.run(command, check=True)
+
+
+def run_job(code: str, *args: str) -> tuple[float, float, dict]:
+    """(spawn time, exit time, what the job printed) of one fresh interpreter running ``code``."""
+    spawned = time.time()
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    ended = time.time()
+    if result.returncode != 0:
+        sys.exit(f"job failed:\n{result.stderr[-3000:]}")
+    return spawned, ended, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def attack_settings() -> dict:
+    config = yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())
+    return {"attackers": config["attack"]["attackers"], "max_train": config["attack"]["max_train"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/privtext-federate-adult"))
+    parser.add_argument("--data-mirror", type=Path, default=PROJECT_ROOT.parent / "shared" / "data")
+    parser.add_argument("--one-process", action="store_true",
+                        help="attack inside the train job (as the pipeline does when both are requested)")
+    args = parser.parse_args()
+    workdir = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    build_inputs(workdir, args.data_mirror.resolve())
+    attack = attack_settings()
+    rows = []
+    for _ in range(args.repeats):
+        spawned, ended, train = run_job(TRAIN_JOB, str(workdir), str(args.threads), json.dumps(GRID),
+                                        json.dumps(attack if args.one_process else {}))
+        stamps = train["stamps"]
+        row = {"wall_s": ended - spawned, "startup_s": stamps["loop_start"] - spawned,
+               "train_s": stamps["loop_end"] - stamps["loop_start"], "after_train_s": ended - stamps["loop_end"],
+               "test_accuracy": train["test_accuracy"]}
+        if not args.one_process:
+            a_spawned, a_ended, attacked = run_job(ATTACK_JOB, str(workdir), str(args.threads), json.dumps(attack))
+            row.update(attack_s=a_ended - a_spawned, attack_work_s=attacked["work"],
+                       **{f"leakage_{k}": v for k, v in attacked["accuracy"].items()})
+        rows.append(row)
+    print(f"FEDERATE on Adult, {args.repeats} repeats, {args.threads} thread(s), {os.cpu_count()} cores; "
+          f"{'attack in the train job' if args.one_process else 'train and attack jobs'}")
+    for name in rows[0]:
+        values = [r[name] for r in rows]
+        print(f"{name:>24}: {statistics.median(values):8.3f}   (min {min(values):.3f}, max {max(values):.3f})")
+
+
+if __name__ == "__main__":
+    main()
