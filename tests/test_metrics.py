@@ -56,3 +56,28 @@ def test_accuracy_per_value_is_accuracy_within_each_true_value():
     y_true = np.array([0, 0, 0, 1])
     y_pred = np.array([0, 1, 0, 0])
     assert metrics.accuracy_per_value(y_true, y_pred, 3) == [pytest.approx(2 / 3), 0.0, None]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_numpy_metrics_equal_scikit_learns(seed):
+    from sklearn.metrics import accuracy_score, f1_score, recall_score
+
+    rng = np.random.default_rng(seed)
+    y_true, y_pred = rng.integers(0, 4, 60), rng.integers(0, 3, 60)  # class 3 is never predicted
+    assert metrics.accuracy(y_true, y_pred) == pytest.approx(accuracy_score(y_true, y_pred))
+    assert metrics.macro_f1(y_true, y_pred) == pytest.approx(f1_score(y_true, y_pred, average="macro", zero_division=0))
+    assert metrics.macro_f1(y_true, y_pred, labels=[0, 1, 2, 3, 4]) == pytest.approx(
+        f1_score(y_true, y_pred, labels=[0, 1, 2, 3, 4], average="macro", zero_division=0))
+    recalls = recall_score(y_true, y_pred, labels=[0, 1, 2, 3, 4], average=None, zero_division=0)
+    assert metrics.accuracy_per_value(y_true, y_pred, 5) == pytest.approx([*recalls[:4], None])
+    presence_true, presence_pred = rng.integers(0, 2, (60, 3)), rng.integers(0, 2, (60, 3))
+    assert metrics.entity_micro_f1(presence_true, presence_pred) == pytest.approx(
+        f1_score(presence_true, presence_pred, average="micro"))
+
+
+def test_entity_micro_f1_of_a_single_entity_is_the_f1_of_its_presence():
+    # scikit-learn reads one 0/1 column as a binary target and micro-averages both classes (= accuracy);
+    # presence F1 counts the present class only, as for several entities.
+    true, pred = np.array([1, 1, 0, 0, 0, 0]), np.array([1, 0, 1, 0, 0, 0])
+    assert metrics.entity_micro_f1({"e": true}, {"e": pred}) == pytest.approx(2 * 1 / (2 + 2))
+    assert metrics.entity_micro_f1({"e": np.zeros(4)}, {"e": np.zeros(4)}) == metrics.ENTITY_F1_WHEN_UNDEFINED

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 
 def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO) -> None:
@@ -22,3 +24,12 @@ def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO)
 def _log_uncaught(kind, error, traceback) -> None:
     """Uncaught errors go to the rule's log too, which Snakemake points users to."""
     logging.getLogger("privtext").critical("job failed", exc_info=(kind, error, traceback))
+
+
+def finish_job() -> NoReturn:
+    """End a job's process once its outputs are written: flush the logs and exit without the interpreter's
+    teardown (finalising torch and thousands of modules costs 0.6–0.75 s a job here and writes nothing)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

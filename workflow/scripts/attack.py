@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
 from privtext.runs import attack_grid_point
 
 setup_logging(snakemake.log[0])
@@ -15,3 +15,4 @@ attack_grid_point(
     max_train=snakemake.params.max_train,
     threads=snakemake.threads,
 )
+finish_job()

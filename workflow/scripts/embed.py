@@ -5,7 +5,7 @@ import logging
 from pathlib import Path
 
 from privtext.embedding import embed_dataset
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
 
 setup_logging(snakemake.log[0])
 meta = embed_dataset(
@@ -18,3 +18,4 @@ meta = embed_dataset(
     threads=snakemake.threads,
 )
 logging.info("embedded %s: %s", snakemake.wildcards.dataset, json.dumps(meta)[:500])
+finish_job()

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
 from privtext.runs import fairness_grid_point
 
 setup_logging(snakemake.log[0])
@@ -11,3 +11,4 @@ fairness_grid_point(
     run_dir=Path(snakemake.input.predictions).parent,
     out_path=snakemake.output[0],
 )
+finish_job()

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
 from privtext.runs import mdl_grid_point
 
 setup_logging(snakemake.log[0])
@@ -15,3 +15,4 @@ mdl_grid_point(
     probe=snakemake.params.probe,
     seed=int(snakemake.wildcards.seed),
 )
+finish_job()

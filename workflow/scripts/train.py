@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
 from privtext.runs import train_grid_point
 
 setup_logging(snakemake.log[0])
@@ -19,3 +19,4 @@ train_grid_point(
     max_train=snakemake.params.max_train,
     context={"encoder": snakemake.wildcards.encoder, "run_dir": str(Path(snakemake.output.metrics).parent)},
 )
+finish_job()
