@@ -20,7 +20,7 @@ MECHANISM_STYLE = {  # Okabe–Ito colours; the reference code's variants in war
     "laplace": ("#000000", "*"),
 }
 TEST_LABELS = {"likelihood_ratio": "likelihood ratio (filled)", "logistic_regression": "logistic regression (hollow)"}
-SHOWN_FLOOR = 1e-3  # epsilon_lower = 0 (nothing proved) is drawn at this height of the log axis
+SHOWN_FLOOR = 1e-3  # epsilon_lower = 0 (nothing proved) is drawn at this height (lower if a positive is)
 
 
 def _number(value: float) -> str:
@@ -59,26 +59,25 @@ def write_audit_table(table: pd.DataFrame, out_prefix: str | Path) -> list[Path]
     return paths
 
 
-def _panel(ax: Any, rows: pd.DataFrame, ceiling: float) -> None:
+def _panel(ax: Any, rows: pd.DataFrame, ceiling: float, floor: float) -> None:
     mechanisms = [m for m in MECHANISMS if m in set(rows["mechanism"])]
     for k, mechanism in enumerate(mechanisms):
         colour, marker = MECHANISM_STYLE.get(mechanism, ("#333333", "o"))
         spread = 1.09 ** (k - (len(mechanisms) - 1) / 2)  # side by side at a shared ε, on the log axis
         for test in TESTS:
             part = rows[(rows["mechanism"] == mechanism) & (rows["test"] == test)].sort_values("epsilon_nominal")
-            ax.plot(part["epsilon_nominal"] * spread, np.maximum(part["epsilon_lower"], SHOWN_FLOOR), linestyle="none",
+            ax.plot(part["epsilon_nominal"] * spread, np.maximum(part["epsilon_lower"], floor), linestyle="none",
                     marker=marker, markersize=7, color=colour, markeredgewidth=1.3,
                     markerfacecolor=colour if test == "likelihood_ratio" else "none")
     low, high = rows["epsilon_nominal"].min() / 2, max(rows["epsilon_nominal"].max(), ceiling) * 2
     ax.plot([low, high], [low, high], color="#444444", linestyle="--", linewidth=1.0)
     ax.axhline(ceiling, color="#888888", linestyle=":", linewidth=1.2)
-    ax.axhspan(SHOWN_FLOOR / 1.5, SHOWN_FLOOR * 1.5, color="#eeeeee", zorder=0)
-    ax.text(low * 1.1, SHOWN_FLOOR * 1.6, "nothing proved (epsilon_lower = 0)", fontsize=7, color="#555555",
-            va="bottom")
+    ax.axhspan(floor / 1.5, floor * 1.5, color="#eeeeee", zorder=0)
+    ax.text(low * 1.1, floor * 1.6, "nothing proved (epsilon_lower = 0)", fontsize=7, color="#555555", va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(low, high)
-    ax.set_ylim(SHOWN_FLOOR / 1.5, ceiling * 2)
+    ax.set_ylim(floor / 1.5, ceiling * 2)
     ax.set_xlabel("claimed ε (the hyper-parameter, log scale)")
     ax.set_ylabel("audited ε: epsilon_lower (log scale)")
 
@@ -92,8 +91,10 @@ def audit_figure(table: pd.DataFrame) -> Any:
     figure = Figure(figsize=(4.6 * len(dims) + 0.4, 5.4), layout="constrained")
     axes = figure.subplots(1, max(1, len(dims)), squeeze=False)[0]
     ceiling = float(table["epsilon_ceiling"].max())
+    positive = table.loc[table["epsilon_lower"] > 0, "epsilon_lower"]
+    floor = min(SHOWN_FLOOR, positive.min() / 3) if len(positive) else SHOWN_FLOOR  # no positive in the band
     for ax, dim in zip(axes, dims):
-        _panel(ax, table[table["D"] == dim], ceiling)
+        _panel(ax, table[table["D"] == dim], ceiling, floor)
         ax.set_title(f"D = {dim}" if dim > 1 else "scalar (D = 1)")
     style = lambda m: MECHANISM_STYLE.get(m, ("#333333", "o"))  # noqa: E731
     handles = [Line2D([], [], color=style(m)[0], marker=style(m)[1], linestyle="none", markersize=7, label=m)
