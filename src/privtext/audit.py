@@ -283,10 +283,10 @@ def _chunks(samples: int) -> list[int]:
     return [min(CHUNK_ROWS, samples - start) for start in range(0, samples, CHUNK_ROWS)]
 
 
-def _half(release: Release, pair: tuple[np.ndarray, np.ndarray], samples: int, tests: dict[str, Scorer] | None,
+def _half(release: Release, pair: tuple[np.ndarray, np.ndarray], samples: int, tests: dict[str, Scorer],
           first: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Scores of ``samples`` outputs of each input under every test, drawn in chunks (D = 384 would not fit
-    at once); ``first`` is the already-drawn first chunk, ``tests`` None means fit them on it."""
+    at once); ``first`` is an already-drawn first chunk (the one the tests were fitted on)."""
     scores: tuple[dict, dict] = ({}, {})
     for i, rows in enumerate(_chunks(samples)):
         outputs = first if (i == 0 and first is not None) else (release(pair[0], rows), release(pair[1], rows))

@@ -33,7 +33,8 @@ def audit_notes(table: pd.DataFrame) -> list[str]:
     ceiling = float(table["epsilon_ceiling"].iloc[0]) if len(table) else float("nan")
     return [
         "epsilon_lower: the largest ε the test proves, max(ln((1−β̄)/ᾱ), ln((1−ᾱ)/β̄)) with ᾱ, β̄ one-sided "
-        f"Clopper–Pearson {confidence:.0%} upper limits of the test's error rates, measured on `samples` fresh "
+        f"Clopper–Pearson {confidence:.0%} upper limits of the test's error rates (both at once: at least "
+        f"{2 * confidence - 1:.0%}), measured on `samples` fresh "
         "outputs of each input of the worst-case pair (as many again fitted the test and chose its threshold).",
         f"With {samples:,} outputs per input, no test can prove more than ε = {ceiling:.3g} (a test without a "
         "single error): a gap above that is not detectable at this sample size.",
