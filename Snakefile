@@ -19,6 +19,7 @@ include: "rules/attack.smk"
 include: "rules/measure.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
+include: "rules/audit.smk"
 
 
 rule all:

@@ -206,7 +206,14 @@ def artefact_outputs(artefact):
     return [f"results/{folder}/{artefact}.{suffix}" for suffix in suffixes]
 
 
+def audit_outputs():
+    """The ε audit's table and figure (SPEC §7), opt-in via run_audit (rule epsilon_audit writes them)."""
+    tables = [f"results/tables/extra/epsilon_audit.{ext}" for ext in ("csv", "md")]
+    return tables + [f"results/figures/extra/epsilon_audit.{ext}" for ext in ("png", "pdf")]
+
+
 def final_outputs():
     data = [f"results/data/{dataset}/meta.json" for dataset in selected_datasets()]
     artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
-    return data + (["results/tables/runs.csv"] if config["run_studies"] else []) + artefacts
+    audit = audit_outputs() if config["run_audit"] else []
+    return data + (["results/tables/runs.csv"] if config["run_studies"] else []) + artefacts + audit

@@ -1,0 +1,198 @@
+"""The empirical ε audit (SPEC §7): its bounds, its calibration on a known mechanism, and what it finds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import optimize, stats
+
+from conftest import run_snakemake
+from privtext.audit import (
+    COLUMNS, MECHANISMS, choose_threshold, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates, l1_pair,
+    l2_pair, measure, minmax_pair, run_audit,
+)
+from privtext.config import load_config
+from privtext.privacy import PrivacyLayer, l1_normalise, minmax_normalise
+
+torch.set_num_threads(1)
+DEFAULTS = load_config()["audit"]
+SAMPLES = DEFAULTS["samples"]
+# Plain Laplace at the default sample size: 0 ≤ ε − epsilon_lower ≤ 0.05 + 0.05·ε (the Clopper–Pearson
+# limits cost about 0.02 at ε = 1 with 50,000 outputs per input; measured 0.013, 0.025, 0.22 at ε = 0.1, 1, 5).
+LAPLACE_MARGIN = (0.05, 0.05)
+
+
+@pytest.fixture(scope="module")
+def audit_d50() -> pd.DataFrame:
+    """The default audit (mechanisms, ε, samples, seed) at D = 50; the README shows D = 384 too."""
+    return run_audit(DEFAULTS["mechanisms"], DEFAULTS["epsilons"], [50], SAMPLES, seed=DEFAULTS["seed"],
+                     confidence=DEFAULTS["confidence"], logistic_samples=DEFAULTS["logistic_samples"])
+
+
+def _rows(table: pd.DataFrame, mechanisms: tuple[str, ...]) -> pd.DataFrame:
+    rows = table[table["mechanism"].isin(mechanisms)]
+    assert not rows.empty
+    return rows
+
+
+# --- bounds ---------------------------------------------------------------------------------------------
+
+def test_clopper_pearson_upper_limit_without_errors_is_the_closed_form() -> None:
+    assert clopper_pearson_upper(0, 100, 0.95) == pytest.approx(1 - 0.05 ** (1 / 100), rel=1e-9)  # 0.0295
+
+
+def test_clopper_pearson_upper_limit_is_the_rate_whose_binomial_tail_is_five_percent() -> None:
+    # By definition: the p at which seeing ≤ 5 errors in 100 has probability 5 %.
+    by_definition = optimize.brentq(lambda p: stats.binom.cdf(5, 100, p) - 0.05, 1e-6, 1 - 1e-6)
+    assert clopper_pearson_upper(5, 100, 0.95) == pytest.approx(by_definition, rel=1e-7)
+    two_sided_90 = stats.binomtest(5, 100).proportion_ci(confidence_level=0.90, method="exact")
+    assert clopper_pearson_upper(5, 100, 0.95) == pytest.approx(two_sided_90.high, rel=1e-7)  # 0.1023
+
+
+def test_clopper_pearson_upper_limit_with_every_trial_an_error_is_one() -> None:
+    assert clopper_pearson_upper(100, 100) == 1.0
+
+
+def test_epsilon_from_rates_inverts_the_dp_inequality() -> None:
+    # Laplace(1) at sensitivity 1, threshold at the far mean: α = e^{-1}/2, 1 − β = 1/2, ratio e.
+    assert epsilon_from_rates(0.5 * math.exp(-1), 0.5) == pytest.approx(1.0)
+    assert epsilon_from_rates(0.5, 0.5 * math.exp(-2)) == pytest.approx(2.0)  # the other inequality
+    assert epsilon_from_rates(0.5, 0.5) == 0.0  # a coin flip proves nothing
+
+
+def test_the_ceiling_is_what_a_perfect_test_proves() -> None:
+    alpha = 1 - 0.05 ** (1 / SAMPLES)
+    assert epsilon_ceiling(SAMPLES) == pytest.approx(math.log((1 - alpha) / alpha))
+    assert 9.5 < epsilon_ceiling(SAMPLES) < 10.0  # about ln(samples / 3)
+
+
+def test_identical_output_laws_prove_nothing() -> None:
+    rng = np.random.default_rng(0)
+    calibration, measurement = rng.laplace(size=(2, 2, 20_000))
+    threshold = choose_threshold(*calibration)
+    assert measure(*measurement, threshold)["epsilon_lower"] == 0.0
+
+
+# --- the mechanisms -------------------------------------------------------------------------------------
+
+def test_worst_case_pairs_are_fixed_points_of_their_normalisation_at_the_sensitivity() -> None:
+    dim = 6
+    for pair, normalise, distance in ((minmax_pair, minmax_normalise, dim), (l1_pair, l1_normalise, 2.0)):
+        a, b = (torch.from_numpy(v)[None] for v in pair(dim))
+        assert torch.allclose(normalise(a), a) and torch.allclose(normalise(b), b)
+        assert (a - b).abs().sum().item() == pytest.approx(distance)
+    u, minus_u = l2_pair(dim)
+    assert np.linalg.norm(u) == pytest.approx(1.0) and np.abs(u - minus_u).sum() == pytest.approx(2 * math.sqrt(dim))
+
+
+def test_project_layers_are_audited_through_privacy_layer_itself() -> None:
+    x = minmax_pair(8)[0]
+    audited = MECHANISMS["minmax"].build(1.0, 8, torch.Generator().manual_seed(3))(x, 5)
+    layer = PrivacyLayer("minmax", 1.0, 8, seed=3)
+    assert np.array_equal(audited, layer(torch.from_numpy(np.tile(x, (5, 1)))).numpy())
+
+
+def test_dpnr_code_release_gives_the_normalised_vector_back_exactly() -> None:
+    x = np.array([3.0, -1.0, 0.5, 2.0])
+    outputs = MECHANISMS["dpnr_code"].build(0.1, 4, torch.Generator().manual_seed(0))(x, 1000)
+    recovered = outputs - outputs.min(axis=1, keepdims=True)
+    assert np.allclose(recovered, minmax_normalise(torch.from_numpy(x)[None]).numpy(), atol=1e-9)
+    assert outputs[:, 0].std() > 1.0  # although each output carries Lap(10) noise
+
+
+def test_cape_code_release_is_a_deterministic_function_of_the_input() -> None:
+    release = MECHANISMS["cape_code"].build(0.1, 4, torch.Generator().manual_seed(0))
+    x = np.array([3.0, -1.0, 0.5, 2.0])
+    first, again = release(x, 3), release(x, 3)
+    assert np.array_equal(first, again) and np.array_equal(first[0], first[2])
+
+
+def test_effective_epsilon_of_the_reference_code() -> None:
+    assert MECHANISMS["dpnr_code"].epsilon_effective(1.0, 384) == math.inf
+    assert MECHANISMS["cape_code"].epsilon_effective(1.0, 384) == math.inf
+    assert MECHANISMS["federate_code"].epsilon_effective(1.0, 384) == pytest.approx(math.sqrt(384))
+    assert MECHANISMS["minmax"].epsilon_effective(0.1, 384) == pytest.approx(38.4)
+
+
+# --- what the audit finds -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_plain_laplace_audit_is_at_most_and_close_to_its_epsilon(epsilon: float) -> None:
+    table = run_audit(["laplace"], [epsilon], [50], SAMPLES, seed=DEFAULTS["seed"])
+    likelihood_ratio = table.set_index("test").loc["likelihood_ratio", "epsilon_lower"]
+    assert likelihood_ratio <= epsilon
+    assert epsilon - likelihood_ratio <= LAPLACE_MARGIN[0] + LAPLACE_MARGIN[1] * epsilon
+    assert (table["epsilon_lower"] <= epsilon).all()  # the learned test too
+
+
+def test_correct_layers_never_exceed_their_effective_epsilon(audit_d50: pd.DataFrame) -> None:
+    rows = _rows(audit_d50, ("l1", "minmax_calibrated"))
+    assert (rows["epsilon_lower"] <= rows["epsilon_effective"]).all(), rows
+
+
+def test_l1_audit_is_tight_on_its_worst_case_pair(audit_d50: pd.DataFrame) -> None:
+    rows = _rows(audit_d50, ("l1",))
+    rows = rows[(rows["test"] == "likelihood_ratio") & (rows["epsilon_nominal"] >= 1)]
+    assert (rows["epsilon_lower"] >= 0.85 * rows["epsilon_effective"]).all(), rows
+
+
+def test_published_minmax_and_dpnr_and_cape_code_exceed_their_nominal_epsilon(audit_d50: pd.DataFrame) -> None:
+    rows = _rows(audit_d50, ("minmax", "dpnr_code", "cape_code"))
+    detectable = rows[rows["epsilon_nominal"] < rows["epsilon_ceiling"]]  # every default ε is
+    assert len(detectable) == len(rows)
+    assert (detectable["epsilon_lower"] > detectable["epsilon_nominal"]).all(), detectable
+
+
+def test_dpnr_and_cape_code_are_told_apart_without_a_single_error(audit_d50: pd.DataFrame) -> None:
+    rows = _rows(audit_d50, ("dpnr_code", "cape_code"))
+    rows = rows[rows["test"] == "likelihood_ratio"]
+    assert (rows["alpha"] == 0).all() and (rows["beta"] == 0).all()
+    assert np.allclose(rows["epsilon_lower"], epsilon_ceiling(SAMPLES))
+
+
+def test_federate_code_exceeds_its_nominal_epsilon_once_the_gap_is_large(audit_d50: pd.DataFrame) -> None:
+    rows = _rows(audit_d50, ("federate_code",)).set_index(["test", "epsilon_nominal"])
+    assert rows.loc[("likelihood_ratio", 1.0), "epsilon_lower"] > 1.0  # √50·1 = 7.1 guaranteed
+    assert rows.loc[("likelihood_ratio", 8.0), "epsilon_lower"] > 8.0  # FEDERATE's smallest ε
+
+
+def test_same_seed_gives_the_same_table_and_another_seed_other_draws() -> None:
+    settings = dict(mechanisms=["l1", "cape_code"], epsilons=[1.0], dims=[8], samples=3000)
+    first, again = run_audit(**settings, seed=4), run_audit(**settings, seed=4)
+    pd.testing.assert_frame_equal(first, again)
+    other = run_audit(**settings, seed=5)
+    assert not np.array_equal(first["alpha"].to_numpy(), other["alpha"].to_numpy())
+
+
+def test_unknown_mechanism_is_rejected_by_name() -> None:
+    with pytest.raises(ValueError, match="gaussian"):
+        run_audit(["gaussian"], [1.0], [8], 100, seed=0)
+
+
+# --- the workflow ---------------------------------------------------------------------------------------
+
+TINY = {"datasets": ["demo"], "audit": {"samples": 400, "dims": [8], "epsilons": [1.0], "logistic_samples": 100}}
+
+
+@pytest.mark.slow
+def test_epsilon_audit_rule_writes_the_table_and_figure(tmp_path) -> None:
+    run_snakemake(tmp_path, TINY, ["epsilon_audit"], cores=1)
+    table = pd.read_csv(tmp_path / "results/tables/extra/epsilon_audit.csv")
+    assert list(table.columns[: len(COLUMNS)]) == COLUMNS
+    assert set(table["mechanism"]) == set(DEFAULTS["mechanisms"]) and set(table["test"]) == {
+        "likelihood_ratio", "logistic_regression"}
+    assert len(table) == len(DEFAULTS["mechanisms"]) * 2 and (table["samples"] == 400).all()
+    assert "| mechanism | D | epsilon_nominal |" in (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
+    for suffix in ("png", "pdf"):
+        assert (tmp_path / f"results/figures/extra/epsilon_audit.{suffix}").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_audit_joins_the_default_targets_only_when_switched_on(tmp_path) -> None:
+    off = run_snakemake(tmp_path / "off", {"datasets": ["demo"], "run_studies": []}, None, "-n")
+    on = run_snakemake(tmp_path / "on", {"datasets": ["demo"], "run_studies": [], "run_audit": True}, None, "-n")
+    assert "epsilon_audit" not in off.stdout and "epsilon_audit" in on.stdout
