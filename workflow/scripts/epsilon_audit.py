@@ -2,19 +2,19 @@
 
 import logging
 
-import torch
-
 from privtext.audit import run_audit
 from privtext.audit_report import write_audit_figure, write_audit_table
-from privtext.logs import setup_logging
+from privtext.logs import finish_job, setup_logging
+from privtext.threads import limited_threads
 
 setup_logging(snakemake.log[0])
-torch.set_num_threads(snakemake.threads)
 settings = snakemake.params.audit
-table = run_audit(
-    settings["mechanisms"], settings["epsilons"], settings["dims"], settings["samples"], seed=settings["seed"],
-    confidence=settings["confidence"], logistic_samples=settings["logistic_samples"],
-    progress=logging.getLogger("privtext.audit").info,
-)
+with limited_threads(snakemake.threads):
+    table = run_audit(
+        settings["mechanisms"], settings["epsilons"], settings["dims"], settings["samples"], seed=settings["seed"],
+        confidence=settings["confidence"], logistic_samples=settings["logistic_samples"],
+        progress=logging.getLogger("privtext.audit").info,
+    )
 write_audit_table(table, snakemake.output.table_csv.rsplit(".", 1)[0])
 write_audit_figure(table, snakemake.output.figure_png.rsplit(".", 1)[0])
+finish_job()
