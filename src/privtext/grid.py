@@ -7,12 +7,17 @@ are one folder. Values are written canonically (``8.0`` and ``8`` are the same p
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 RUNS_ROOT = "results/runs"
 TABULAR_ENCODER = "features"
+DEFAULT_ENCODER = "minilm"  # the offline default text encoder (privtext.encoders loads it)
 
 
 def format_value(value: float | int | str) -> str:
@@ -34,9 +39,26 @@ def parse_value(text: str) -> float | int | str:
     return int(number) if number.is_integer() and "." not in text else number
 
 
+def is_local_folder(name: str) -> bool:
+    """Whether an encoder name means a local model folder rather than a Hugging Face id."""
+    if name == DEFAULT_ENCODER:
+        return False
+    return name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().is_dir()
+
+
 def encoder_slug(encoder: str) -> str:
-    """Folder-safe encoder name: a Hugging Face id ``org/model`` becomes ``org--model``."""
-    return encoder.replace("/", "--")
+    """Folder-safe encoder name for ``results/{embeddings,runs}/{dataset}/{encoder}``.
+
+    A Hugging Face id ``org/model`` becomes ``org--model``. A local folder becomes
+    ``local-{folder name}-{8 hex}``, the hex a hash of the path as written: two checkpoints both called
+    ``model`` get different folders, and neither a leading ``/``/``.`` nor the absolute path ends up in the
+    name (which would give ``--tmp--...`` or hidden ``.--...`` folders and break on another machine).
+    """
+    if not is_local_folder(encoder):
+        return encoder.replace("/", "--")
+    written = os.path.normpath(encoder)
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(os.path.expanduser(written)).name).lstrip(".") or "folder"
+    return f"local-{base}-{hashlib.sha256(written.encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
