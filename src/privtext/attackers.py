@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -32,6 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from privtext import metrics
+from privtext.devices import resolve_device
 
 SPLITS = ("train", "dev", "test")
 
@@ -57,28 +58,30 @@ class TorchMLPAttacker:
     max_epochs: int = 30
     patience: int = 5
     weight_decay: float = 0.0
+    device: str | torch.device = "cpu"  # where it trains; data and predictions stay numpy on the CPU
     fit_split: str = field(default="train", init=False)
     select_split: str | None = field(default="dev", init=False)
 
     def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
         classes, y_fit = np.unique(data.y_fit, return_inverse=True)
         scaler = StandardScaler().fit(data.X_fit)
-        X_fit = torch.as_tensor(scaler.transform(data.X_fit), dtype=torch.float32)
-        X_sel = torch.as_tensor(scaler.transform(data.X_select), dtype=torch.float32)
-        X_test = torch.as_tensor(scaler.transform(data.X_test), dtype=torch.float32)
-        y_fit_t = torch.as_tensor(y_fit, dtype=torch.long)
+        device = resolve_device(self.device)
+        X_fit = torch.as_tensor(scaler.transform(data.X_fit), dtype=torch.float32, device=device)
+        X_sel = torch.as_tensor(scaler.transform(data.X_select), dtype=torch.float32, device=device)
+        X_test = torch.as_tensor(scaler.transform(data.X_test), dtype=torch.float32, device=device)
+        y_fit_t = torch.as_tensor(y_fit, dtype=torch.long, device=device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)  # layer initialisation uses the global generator; fork keeps it local
             model = torch.nn.Sequential(
                 torch.nn.Linear(X_fit.shape[1], self.hidden), torch.nn.ReLU(), torch.nn.Linear(self.hidden, len(classes))
-            )
+            ).to(device)  # initialised on the CPU, so a seed gives the same weights on every device
         generator = torch.Generator().manual_seed(seed)
         optimiser = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         loss_fn = torch.nn.CrossEntropyLoss()
         best = (-1.0, 0, None)  # (dev accuracy, epoch, state); strict improvement keeps the earliest best
         for epoch in range(1, self.max_epochs + 1):
             model.train()
-            order = torch.randperm(len(y_fit_t), generator=generator)
+            order = torch.randperm(len(y_fit_t), generator=generator).to(device)
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
                 optimiser.zero_grad()
@@ -182,6 +185,7 @@ def run_attacks(
     max_train: int | None = None,
     threads: int = 1,
     attacker_options: Mapping[str, Mapping[str, Any]] | None = None,
+    device: str | torch.device = "cpu",
 ) -> dict[str, Any]:
     """Train each named attacker for each attribute of ``attribute_kinds`` and score it on test.
 
@@ -189,6 +193,7 @@ def run_attacks(
     ``max_train`` is set, the attacker's fitting split is capped by a seeded sample (same rows for every
     attribute). ``attacker_options`` maps an attacker name to constructor arguments overriding its
     defaults (e.g. ``{"sklearn_mlp": {"early_stopping": True}}``); the resolved values are in ``config``.
+    ``device`` is where torch attackers train (scikit-learn ones always run on the CPU).
     Returns a JSON-serialisable dict::
 
         {"settings": {...},
@@ -207,10 +212,12 @@ def run_attacks(
     stray = sorted(set(attacker_options or {}) - set(attackers))
     if stray:
         raise ValueError(f"attacker_options given for {stray}, which are not among attackers {list(attackers)}")
-    built = {name: _build(name, (attacker_options or {}).get(name, {})) for name in attackers}
+    device = resolve_device(device)
+    built = {name: _build(name, (attacker_options or {}).get(name, {}), device) for name in attackers}
     results: dict[str, Any] = {
         "settings": {
             "attackers": list(attackers), "seed": int(seed), "max_train": max_train, "threads": int(threads),
+            "device": str(device),
             "attribute_kinds": dict(attribute_kinds),
             "attacker_options": {k: dict(v) for k, v in (attacker_options or {}).items()},
         },
@@ -222,7 +229,9 @@ def run_attacks(
     return results
 
 
-def _build(name: str, options: Mapping[str, Any]) -> Any:
+def _build(name: str, options: Mapping[str, Any], device: torch.device) -> Any:
+    if "device" in {f.name for f in fields(ATTACKERS[name])}:  # torch attackers train on the run's device
+        options = {"device": device, **options}
     try:
         return ATTACKERS[name](**options)
     except TypeError as error:
@@ -317,7 +326,7 @@ def _capped_rows(n: int, max_train: int | None, seed: int) -> np.ndarray:
 @torch.no_grad()
 def _predict(model: torch.nn.Module, X: torch.Tensor) -> np.ndarray:
     model.eval()
-    return model(X).argmax(dim=1).numpy()
+    return model(X).argmax(dim=1).cpu().numpy()
 
 
 @contextmanager

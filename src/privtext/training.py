@@ -33,6 +33,10 @@ class TensorSplit:
     def __len__(self) -> int:
         return len(self.y)
 
+    def to(self, device: torch.device) -> "TensorSplit":
+        """The same split on ``device`` (the very same tensors when they are already there)."""
+        return TensorSplit(self.x.to(device), self.y.to(device), {k: v.to(device) for k, v in self.z.items()})
+
 
 @dataclass(frozen=True)
 class TrainingSettings:
@@ -108,7 +112,8 @@ def train(
     for epoch in range(settings.epochs):
         record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
         model.train()
-        order = torch.randperm(n, generator=generator)
+        # Shuffled on the CPU generator whatever the device, so a seed gives the same batches everywhere.
+        order = torch.randperm(n, generator=generator).to(train_data.y.device)
         total, batches = 0.0, 0
         for start in range(0, n, settings.batch_size):
             index = order[start:start + settings.batch_size]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import torch
+
 from privtext.methods.adv import Adv
 from privtext.methods.adv_br import AdvBestResponse
 from privtext.methods.base import Method, Split
@@ -32,13 +34,14 @@ METHODS: dict[str, type[Method]] = {
 
 def build_method(
     name: str, params: Mapping[str, Any], *, input_dim: int, n_classes: int,
-    attribute_sizes: Mapping[str, int], seed: int, threads: int = 1,
+    attribute_sizes: Mapping[str, int], seed: int, threads: int = 1, device: str | torch.device = "cpu",
 ) -> Method:
-    """The method ``name`` with ``params`` overriding its paper defaults (unknown names raise ValueError)."""
+    """The method ``name`` with ``params`` overriding its paper defaults (unknown names raise ValueError),
+    training on ``device`` (``cpu``, ``cuda``, ``auto`` or a ``torch.device``)."""
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; known methods: {', '.join(METHODS)}")
     return METHODS[name](params, input_dim=input_dim, n_classes=n_classes,
-                         attribute_sizes=attribute_sizes, seed=seed, threads=threads)
+                         attribute_sizes=attribute_sizes, seed=seed, threads=threads, device=device)
 
 
 __all__ = ["METHODS", "Method", "Split", "build_method"]
