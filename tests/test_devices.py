@@ -81,8 +81,8 @@ def test_auto_is_recorded_as_cpu_in_extraction_stats_methods_and_attacks():
 
 @no_gpu
 def test_through_snakemake_cuda_fails_the_training_job_and_auto_records_cpu(tmp_path):
-    """The grid's train rule: ``train.device: cuda`` stops the job with the message; ``auto`` writes ``cpu``
-    into metrics.json and attack.json. The demo features are the tabular-free MiniLM path on 40 texts."""
+    """The grid's rules on 40 demo texts (MiniLM features): ``train.device: cuda`` stops the train job with the
+    message in its log; ``auto`` writes ``cpu`` into the embeddings' meta.json, metrics.json and attack.json."""
     config = {"datasets": ["demo"], "demo": {"n_examples": 40}, "attack": {"attackers": ["mlp"]},
               "methods": {"nonpriv": {"epochs": 2}},
               "studies": {"one": {"datasets": ["demo"], "seeds": [10], "methods": {"nonpriv": {}}}},
