@@ -21,6 +21,7 @@ rule attack:
     resources:
         mem_mb=4000,
         runtime=60,
+    # The script reads config["attack"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"
     script:

@@ -142,7 +142,9 @@ def method_settings(wildcards):
 def embed_settings(wildcards):
     if wildcards.encoder == TABULAR_ENCODER:
         return {}
-    return {k: v for k, v in config["encoder"].items() if k != "threads"}  # threads change no number
+    # threads and device are how a job runs, like a cluster profile: changing them reruns nothing (on CUDA,
+    # autocast moves the last digits; meta.json and metrics.json record the device each result came from).
+    return {k: v for k, v in config["encoder"].items() if k not in ("threads", "device")}
 
 
 def run_files(name):

@@ -21,6 +21,7 @@ rule embed:
     resources:
         mem_mb=6000,
         runtime=120,
+    # The script reads config["encoder"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"
     script:

@@ -25,6 +25,7 @@ rule train:
     resources:
         mem_mb=4000,
         runtime=60,
+    # The script reads config["train"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"
     script:

@@ -41,6 +41,7 @@ def test_unknown_dataset_error_lists_allowed_values():
         ({"seed": -1}, "seed"),
         ({"demo": {"split": {"train": 0.5, "dev": 0.2, "test": 0.2}}}, "demo.split"),
         ({"datasets": ["demo"], "allow_download": "maybe"}, "allow_download"),
+        ({"datasets": ["demo"], "train": {"device": "gpu"}}, "device"),
     ],
 )
 def test_snakemake_reports_config_error_before_any_job(tmp_path, config, expected):

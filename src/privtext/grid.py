@@ -10,13 +10,18 @@ and the aggregation, and :meth:`GridPoint.from_wildcards` reads them back inside
 from __future__ import annotations
 
 import itertools
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from privtext.methods.spec import WORD_DROPOUT, MethodSpec
+from privtext.provenance import sha256_bytes
 
 RUNS_ROOT = "results/runs"
 TABULAR_ENCODER = "features"
+DEFAULT_ENCODER = "minilm"  # the offline default text encoder (privtext.encoders loads it)
 # Snakemake wildcard templates of a grid point's folders (``params`` is ``mu~0/epsilon~8/...``).
 RUN_DIR = RUNS_ROOT + "/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
 EMBEDDING_DIR = "results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}"
@@ -43,9 +48,26 @@ def parse_value(text: str) -> float | int | str:
     return int(number) if number.is_integer() and "." not in text else number
 
 
+def is_local_folder(name: str) -> bool:
+    """Whether an encoder name means a local model folder rather than a Hugging Face id."""
+    if name == DEFAULT_ENCODER:
+        return False
+    return name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().is_dir()
+
+
 def encoder_slug(encoder: str) -> str:
-    """Folder-safe encoder name: a Hugging Face id ``org/model`` becomes ``org--model``."""
-    return encoder.replace("/", "--")
+    """Folder-safe encoder name for ``results/{embeddings,runs}/{dataset}/{encoder}``.
+
+    A Hugging Face id ``org/model`` becomes ``org--model``. A local folder becomes
+    ``local-{folder name}-{8 hex}``, the hex a hash of the path as written: two checkpoints both called
+    ``model`` get different folders, and neither a leading ``/``/``.`` nor the absolute path ends up in the
+    name (which would give ``--tmp--...`` or hidden ``.--...`` folders and break on another machine).
+    """
+    if not is_local_folder(encoder):
+        return encoder.replace("/", "--")
+    written = os.path.normpath(encoder)
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(os.path.expanduser(written)).name).lstrip(".") or "folder"
+    return f"local-{base}-{sha256_bytes(written.encode())[:8]}"
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,10 @@ def laplace_noise(
     """
     if not scale > 0:
         raise ValueError(f"Laplace scale must be > 0, got {scale!r}")
-    u = torch.rand(shape, generator=generator, dtype=torch.float64, device=device) - 0.5
+    # Drawn where the generator lives (the CPU for PrivacyLayer), then moved: a CUDA model gets the same noise.
+    u = torch.rand(shape, generator=generator, dtype=torch.float64, device=generator.device) - 0.5
     tail = torch.clamp(1.0 - 2.0 * u.abs(), min=torch.finfo(torch.float64).tiny)  # u = -0.5 would give -inf
-    return (-scale * torch.sign(u) * torch.log(tail)).to(dtype)
+    return (-scale * torch.sign(u) * torch.log(tail)).to(device=device, dtype=dtype)
 
 
 def sensitivity(kind: str, dim: int) -> float:

@@ -59,14 +59,17 @@ def train_grid_point(
     threads: int = 1,
     max_train: int | None = None,
     context: Mapping[str, Any] | None = None,
+    device: str = "auto",
 ) -> dict[str, Any]:
     """Fit ``method`` on one grid point, write model, released representations, predictions, metrics.json.
 
     ``grid_params`` (the point's values, from its folder) win over ``settings`` (the config's overrides of
-    the paper defaults); ``metrics.json`` records every resolved hyper-parameter."""
+    the paper defaults); ``metrics.json`` records every resolved hyper-parameter. ``device`` (``auto``,
+    ``cpu``, ``cuda``) is where the method trains; metrics.json records the device used."""
     from safetensors.torch import save_file
 
     from privtext.accounting import epsilon_accounting
+    from privtext.devices import device_record, resolve_device
     from privtext.methods import build_method, get_spec
 
     hyperparameters = get_spec(method).resolve(settings, grid_params)
@@ -85,6 +88,7 @@ def train_grid_point(
         attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
         seed=seed,
         threads=threads,
+        device=resolve_device(device),
     )
     history = model.fit(train, splits["dev"])
     out_dir = Path(out_dir)
@@ -120,6 +124,7 @@ def train_grid_point(
         "history": history,
         "seconds": round(time.perf_counter() - started, 3),
         "threads": threads,
+        **device_record(device, model.device),
         "data_split_manifest_sha256": meta["split_manifest_sha256"],
         "versions": versions(),
         **dict(context or {}),
@@ -138,22 +143,29 @@ def attack_grid_point(
     seed: int,
     max_train: int | None,
     threads: int = 1,
+    device: str = "auto",
 ) -> dict[str, Any]:
-    """Train fresh attackers on the released representations of a finished grid point; write attack.json."""
+    """Train fresh attackers on the released representations of a finished grid point; write attack.json.
+
+    ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
     from privtext.attackers import run_attacks
+    from privtext.devices import device_record, resolve_device
 
     started = time.perf_counter()
     meta = read_meta(data_dir)
     attributes = list(meta["private_attributes"])
     released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
     Z = {split: _private_labels(Path(data_dir), split, attributes) for split in SPLITS}
-    result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train, threads=threads)
+    used = resolve_device(device)
+    result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
+                         threads=threads, device=used)
     for attacker in result["attackers"].values():  # value index -> the dataset's value name
         for attribute, scores in attacker["attributes"].items():
             names = meta["private_attributes"][attribute]
             scores["accuracy_per_value"] = {
                 names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
-    result = {**result, "seed": seed, "seconds": round(time.perf_counter() - started, 3), "versions": versions()}
+    result = {**result, "seed": seed, **device_record(device, used), "seconds": round(time.perf_counter() - started, 3),
+              "versions": versions()}
     Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
     return result
 

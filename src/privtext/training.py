@@ -36,6 +36,10 @@ class TensorSplit:
     def __len__(self) -> int:
         return len(self.y)
 
+    def to(self, device: torch.device) -> "TensorSplit":
+        """The same split on ``device`` (the very same tensors when they are already there)."""
+        return TensorSplit(self.x.to(device), self.y.to(device), {k: v.to(device) for k, v in self.z.items()})
+
 
 @dataclass(frozen=True)
 class TrainingSettings:
@@ -128,11 +132,12 @@ def train(
     for epoch in range(settings.epochs):
         record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
         model.train()
-        order = torch.randperm(n, generator=generator)
+        # Shuffled on the CPU generator whatever the device, so a seed gives the same batches everywhere.
+        order = torch.randperm(n, generator=generator).to(train_data.y.device)
         # One gather per epoch; a batch is then a view of consecutive rows (the same rows as order[i:j]).
         x_all, y_all = train_data.x[order], train_data.y[order]
         z_all = {k: v[order] for k, v in train_data.z.items()}
-        total = torch.zeros((), dtype=torch.float64)
+        total = torch.zeros((), dtype=torch.float64, device=train_data.y.device)
         batches = 0
         for start in range(0, n, settings.batch_size):
             stop = start + settings.batch_size

@@ -14,5 +14,6 @@ attack_grid_point(
     seed=int(snakemake.wildcards.seed),
     max_train=snakemake.params.max_train,
     threads=snakemake.threads,
+    device=snakemake.config["attack"]["device"],  # not a param: a new device reruns nothing
 )
 finish_job()

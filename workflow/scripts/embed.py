@@ -16,6 +16,7 @@ meta = embed_dataset(
     mu=float(snakemake.wildcards.mu),
     seed=int(snakemake.wildcards.seed),
     threads=snakemake.threads,
+    device=snakemake.config["encoder"]["device"],  # not a param: a new device reruns nothing
 )
 logging.info("embedded %s: %s", snakemake.wildcards.dataset, json.dumps(meta)[:500])
 finish_job()

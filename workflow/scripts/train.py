@@ -17,6 +17,7 @@ train_grid_point(
     seed=int(snakemake.wildcards.seed),
     threads=snakemake.threads,
     max_train=snakemake.params.max_train,
+    device=snakemake.config["train"]["device"],  # not a param: a new device reruns nothing
     context={"encoder": snakemake.wildcards.encoder, "run_dir": str(Path(snakemake.output.metrics).parent)},
 )
 finish_job()

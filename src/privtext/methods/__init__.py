@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from privtext.methods.spec import GRID_PARAMS, MethodSpec
 
 if TYPE_CHECKING:
+    import torch
+
     from privtext.methods.base import Method
 
 
@@ -47,14 +49,15 @@ def get_spec(name: str) -> MethodSpec:
 
 def build_method(
     name: str, params: Mapping[str, Any], *, input_dim: int, n_classes: int,
-    attribute_sizes: Mapping[str, int], seed: int, threads: int = 1,
+    attribute_sizes: Mapping[str, int], seed: int, threads: int = 1, device: str | torch.device = "cpu",
 ) -> Method:
-    """The method ``name`` with ``params`` overriding its paper defaults (unknown names raise ValueError)."""
+    """The method ``name`` with ``params`` overriding its paper defaults (unknown names raise ValueError),
+    training on ``device`` (``cpu``, ``cuda``, ``auto`` or a ``torch.device``)."""
     spec = get_spec(name)
     module_name, class_name = spec.model.split(":")
     model_class = getattr(importlib.import_module(module_name), class_name)
     return model_class(spec, params, input_dim=input_dim, n_classes=n_classes,
-                       attribute_sizes=attribute_sizes, seed=seed, threads=threads)
+                       attribute_sizes=attribute_sizes, seed=seed, threads=threads, device=device)
 
 
 def __getattr__(name: str) -> Any:

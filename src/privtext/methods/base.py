@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from privtext.devices import resolve_device
 from privtext.nn import (
     ACTIVATIONS, LAMBDA_SCHEDULES, Dropout, GradientReversal, MLPEnsemble, make_activation, mlp,
 )
@@ -74,7 +75,7 @@ class Method(ABC):
 
     def __init__(
         self, spec: MethodSpec, params: Mapping[str, Any] | None = None, *, input_dim: int, n_classes: int,
-        attribute_sizes: Mapping[str, int], seed: int, threads: int = 1,
+        attribute_sizes: Mapping[str, int], seed: int, threads: int = 1, device: str | torch.device = "cpu",
     ) -> None:
         self.spec, self.name = spec, spec.name
         self.params: dict[str, Any] = spec.resolve(params)
@@ -87,6 +88,7 @@ class Method(ABC):
                 raise ValueError(f"private attribute {attribute!r} needs at least 2 values, got {size!r}")
         self.input_dim, self.n_classes = int(input_dim), int(n_classes)
         self.seed, self.threads = int(seed), int(threads)
+        self.device = resolve_device(device)  # where models and batches live; numpy in and out stays on the CPU
         self.attribute_sizes = {str(k): int(v) for k, v in attribute_sizes.items()}
 
     def check_split(self, split: Split, what: str) -> TensorSplit:
@@ -301,10 +303,11 @@ class NeuralMethod(Method):
         train_data, dev_data = self.check_split(train_split, "train"), self.check_split(dev_split, "dev")
         init_seed, shuffle_seed, noise_seed = seed_streams(self.seed)
         with torch_session(self.threads, init_seed):
-            self.model = self.build_model(noise_seed)
+            # Built (initialised) on the CPU, then moved: a seed gives the same initial weights on every device.
+            self.model = self.build_model(noise_seed).to(self.device)
             shuffler = torch.Generator().manual_seed(shuffle_seed)
-            history = train(self.model, train_data, dev_data, self.settings, generator=shuffler,
-                            epoch_hook=self._epoch_hook)
+            history = train(self.model, train_data.to(self.device), dev_data.to(self.device), self.settings,
+                            generator=shuffler, epoch_hook=self._epoch_hook)
         return {"method": self.name, "protected_attributes": list(self.model.attributes), **history}
 
     def _fitted(self) -> RepresentationModel:
@@ -314,8 +317,9 @@ class NeuralMethod(Method):
         return self.model
 
     def _run(self, fn: Any, X: torch.Tensor) -> torch.Tensor:
+        """``fn`` over ``X`` on the method's device; the result comes back on the CPU."""
         with torch_session(self.threads):
-            return batched_apply(fn, X)
+            return batched_apply(fn, X.to(self.device)).cpu()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         model = self._fitted()

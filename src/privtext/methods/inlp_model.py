@@ -81,16 +81,16 @@ class INLP(NeuralMethod):
         encoder = self._fitted().encoder
         head_seed, shuffle_seed = seed_streams(self.seed + 1, 2)
         with torch_session(self.threads, head_seed):
-            r_train, r_dev = batched_apply(encoder, train_data.x), batched_apply(encoder, dev_data.x)
+            r_train, r_dev = (batched_apply(encoder, x.to(self.device)).cpu() for x in (train_data.x, dev_data.x))
             z_train = {a: train_data.z[a].numpy() for a in self.protected_attributes}
             projection, log = inlp_projection(r_train.double().numpy(), z_train, self.params["n_iter"], self.seed)
             self.projection = torch.from_numpy(projection).float()
             p = self.params
             self.head = TaskClassifier(mlp([self.representation_dim, *p["classifier_hidden"], self.n_classes],
-                                            p["dropout"], p["activation"]))
+                                           p["dropout"], p["activation"])).to(self.device)
             history = train(
-                self.head, TensorSplit(r_train @ self.projection, train_data.y, {}),
-                TensorSplit(r_dev @ self.projection, dev_data.y, {}), self.settings,
+                self.head, TensorSplit(r_train @ self.projection, train_data.y, {}).to(self.device),
+                TensorSplit(r_dev @ self.projection, dev_data.y, {}).to(self.device), self.settings,
                 generator=torch.Generator().manual_seed(shuffle_seed),
             )
         return {"method": self.name, **history, "inlp": log, "encoder": encoder_history}
@@ -98,8 +98,8 @@ class INLP(NeuralMethod):
     def _projected(self, X: np.ndarray) -> torch.Tensor:
         if self.projection is None or self.head is None:
             raise RuntimeError("method 'inlp' is not fitted; call fit(train, dev) first")
-        encoder = self._fitted().encoder
-        return self._run(lambda x: encoder(x) @ self.projection, as_features(X, self.input_dim))
+        encoder, projection = self._fitted().encoder, self.projection.to(self.device)
+        return self._run(lambda x: encoder(x) @ projection, as_features(X, self.input_dim))
 
     def release(self, X: np.ndarray) -> np.ndarray:
         return self._projected(X).numpy().astype(np.float32)
