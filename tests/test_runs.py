@@ -78,3 +78,21 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     weights = np.bincount(z_test, minlength=2) / len(z_test)
     expected = attack["attackers"]["linear"]["attributes"]["strong"]["accuracy"]
     assert per_value.loc["strong"].loc[["teen", "adult"]].to_numpy() @ weights == pytest.approx(expected)
+
+
+def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tmp_path):
+    import numpy as np
+
+    from privtext.attack_cache import attack_key, publish, store
+
+    for split in ("train", "dev", "test"):
+        np.save(tmp_path / f"released_{split}.npy", np.ones((3, 2), dtype=np.float32))
+    key = attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None)
+    store(tmp_path, key, '{"attackers": {}}')
+    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["mlp"], seed=10, max_train=None))
+    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["linear"], seed=20, max_train=None))
+    np.save(tmp_path / "released_test.npy", np.zeros((3, 2), dtype=np.float32))  # retrained: other releases
+    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None))
+    assert not (tmp_path / "a.json").exists()
+    np.save(tmp_path / "released_test.npy", np.ones((3, 2), dtype=np.float32))
+    assert publish(tmp_path, tmp_path / "a.json", key) and (tmp_path / "a.json").exists()

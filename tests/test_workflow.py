@@ -140,3 +140,30 @@ def test_planning_the_default_workflow_imports_neither_torch_nor_matplotlib(tmp_
     for heavy in ("torch", "matplotlib", "sklearn"):  # (Snakemake itself imports pandas)
         assert heavy not in imported, f"parsing the Snakefile imported {heavy}"
     assert "Job stats:" in result.stdout
+
+
+def _numbers(attack: dict) -> dict:
+    """attack.json without what describes the run rather than the result."""
+    return {k: v for k, v in attack.items() if k not in ("seconds", "versions", "computed_in")} | {
+        "attackers": {name: {**{k: v for k, v in result.items() if k != "seconds"},
+                             "attributes": {a: {k: v for k, v in s.items() if k != "seconds"}
+                                            for a, s in result["attributes"].items()}}
+                      for name, result in attack["attackers"].items()}}
+
+
+def test_attacks_computed_in_the_train_job_equal_a_fresh_attack_job(finished_grid, tmp_path):
+    from privtext.runs import attack_grid_point
+
+    run = finished_grid / "results/runs/demo/minilm/federate/mu~0/epsilon~0.5/lambda~1/seed~10"
+    published = json.loads((run / "attack.json").read_text())
+    assert published["computed_in"] == "train job"
+    fresh = attack_grid_point(data_dir=finished_grid / "results/data/demo", run_dir=run, out_path=tmp_path / "a.json",
+                              attackers=CONFIG["attack"]["attackers"], seed=10, max_train=10000)
+    assert _numbers(json.loads((tmp_path / "a.json").read_text())) == _numbers(published)
+
+
+def test_changing_the_attackers_reruns_only_the_attack_jobs(finished_grid):
+    bigger = json.loads(json.dumps(CONFIG))
+    bigger["attack"]["attackers"] = ["linear"]
+    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    assert jobs.get("attack") == 4 and "train" not in jobs and "embed" not in jobs

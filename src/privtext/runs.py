@@ -58,6 +58,7 @@ def train_grid_point(
     seed: int,
     threads: int = 1,
     max_train: int | None = None,
+    attack: Mapping[str, Any] | None = None,
     context: Mapping[str, Any] | None = None,
     device: str = "auto",
 ) -> dict[str, Any]:
@@ -65,7 +66,9 @@ def train_grid_point(
 
     ``grid_params`` (the point's values, from its folder) win over ``settings`` (the config's overrides of
     the paper defaults); ``metrics.json`` records every resolved hyper-parameter. ``device`` (``auto``,
-    ``cpu``, ``cuda``) is where the method trains; metrics.json records the device used."""
+    ``cpu``, ``cuda``) is where the method trains; metrics.json records the device used. With ``attack``
+    (the config's ``attack`` block) the fresh attackers run here too, on the files just written, and their
+    result is left for the attack job to publish (:mod:`privtext.attack_cache`)."""
     from safetensors.torch import save_file
 
     from privtext.accounting import epsilon_accounting
@@ -131,6 +134,8 @@ def train_grid_point(
     }
     (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
     log.info("%s %s: dev acc %.4f, test acc %.4f", method, grid_params, metrics["dev"]["accuracy"], metrics["test"]["accuracy"])
+    if attack and attack.get("attackers"):
+        _attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
     return result
 
 
@@ -148,14 +153,20 @@ def attack_grid_point(
     """Train fresh attackers on the released representations of a finished grid point; write attack.json.
 
     ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
+    result = _attack(read_meta(data_dir), Path(data_dir), Path(run_dir), attackers, seed, max_train, threads, device)
+    Path(out_path).write_text(_attack_json(result))
+    return result
+
+
+def _attack(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: Sequence[str], seed: int,
+            max_train: int | None, threads: int, device: str) -> dict[str, Any]:
     from privtext.attackers import run_attacks
     from privtext.devices import device_record, resolve_device
 
     started = time.perf_counter()
-    meta = read_meta(data_dir)
     attributes = list(meta["private_attributes"])
-    released = {s: np.load(Path(run_dir) / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
-    Z = {split: _private_labels(Path(data_dir), split, attributes) for split in SPLITS}
+    released = {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
+    Z = {split: _private_labels(data_dir, split, attributes) for split in SPLITS}
     used = resolve_device(device)
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
                          threads=threads, device=used)
@@ -164,10 +175,22 @@ def attack_grid_point(
             names = meta["private_attributes"][attribute]
             scores["accuracy_per_value"] = {
                 names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
-    result = {**result, "seed": seed, **device_record(device, used), "seconds": round(time.perf_counter() - started, 3),
-              "versions": versions()}
-    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
-    return result
+    return {**result, "seed": seed, **device_record(device, used), "seconds": round(time.perf_counter() - started, 3),
+            "versions": versions()}
+
+
+def _attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
+                         seed: int, threads: int) -> None:
+    from privtext.attack_cache import attack_key, store
+
+    key = attack_key(run_dir, attackers=attack["attackers"], seed=seed, max_train=attack.get("max_train"))
+    result = _attack(meta, data_dir, run_dir, attack["attackers"], seed, attack.get("max_train"), threads,
+                     attack.get("device", "auto"))
+    store(run_dir, key, _attack_json({**result, "computed_in": "train job"}))
+
+
+def _attack_json(result: Mapping[str, Any]) -> str:
+    return json.dumps(result, indent=2, default=_json_default) + "\n"
 
 
 def _json_default(value: Any) -> Any:

@@ -1,19 +1,26 @@
-"""Fresh attackers on the released representations of one finished grid point."""
+"""Fresh attackers on the released representations of one finished grid point: publish the result the train
+job computed for exactly these settings and releases, or attack afresh (privtext.attack_cache)."""
 
 from pathlib import Path
 
+from privtext.attack_cache import attack_key, publish
 from privtext.logs import finish_job, setup_logging
-from privtext.runs import attack_grid_point
 
 setup_logging(snakemake.log[0])
-attack_grid_point(
-    data_dir=Path(snakemake.input.meta).parent,
-    run_dir=Path(snakemake.input.released_train).parent,
-    out_path=snakemake.output[0],
-    attackers=snakemake.params.attackers,
-    seed=int(snakemake.wildcards.seed),
-    max_train=snakemake.params.max_train,
-    threads=snakemake.threads,
-    device=snakemake.config["attack"]["device"],  # not a param: a new device reruns nothing
-)
+run_dir = Path(snakemake.input.released_train).parent
+seed = int(snakemake.wildcards.seed)
+key = attack_key(run_dir, attackers=snakemake.params.attackers, seed=seed, max_train=snakemake.params.max_train)
+if not publish(run_dir, snakemake.output[0], key):
+    from privtext.runs import attack_grid_point
+
+    attack_grid_point(
+        data_dir=Path(snakemake.input.meta).parent,
+        run_dir=run_dir,
+        out_path=snakemake.output[0],
+        attackers=snakemake.params.attackers,
+        seed=seed,
+        max_train=snakemake.params.max_train,
+        threads=snakemake.threads,
+        device=snakemake.config["attack"]["device"],  # not a param: a new device reruns nothing
+    )
 finish_job()

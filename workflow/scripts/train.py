@@ -18,6 +18,9 @@ train_grid_point(
     threads=snakemake.threads,
     max_train=snakemake.params.max_train,
     device=snakemake.config["train"]["device"],  # not a param: a new device reruns nothing
+    # Attack here, in the process that has everything loaded; the attack job publishes the result. Not a
+    # param either: a change of attack.* reruns only the attack jobs (privtext.attack_cache).
+    attack=snakemake.config["attack"] if snakemake.config["attack"]["in_train_job"] else None,
     context={"encoder": snakemake.wildcards.encoder, "run_dir": str(Path(snakemake.output.metrics).parent)},
 )
 finish_job()
