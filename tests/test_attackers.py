@@ -125,3 +125,15 @@ def test_attacker_options_override_defaults_and_are_recorded():
     assert result["attackers"]["linear"]["attributes"]["leaked"]["details"]["C"] == 1.0
     with pytest.raises(ValueError, match="bad options"):
         run_attacks(released, Z, {"leaked": "demographic"}, ["linear"], seed=1, attacker_options={"linear": {"k": 1}})
+
+
+def test_linear_attacker_extends_its_grid_past_an_edge_that_wins():
+    from privtext.attackers import AttackData, LinearAttacker
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = (X[:, 0] > 0).astype(np.int64)  # separable: dev accuracy keeps rising as regularisation weakens
+    data = AttackData(X_fit=X[:200], y_fit=y[:200], X_select=X[200:300], y_select=y[200:300], X_test=X[300:])
+    _, info = LinearAttacker(c_grid=(0.001, 0.01)).fit_predict(data, seed=0)
+    assert info["C"] > 0.01  # the winning edge of the grid was not the end of the search
+    assert set(info["dev_accuracy_per_C"]) > {"0.001", "0.01"}

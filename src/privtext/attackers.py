@@ -139,10 +139,14 @@ class SklearnMLPAttacker:
 
 @dataclass
 class LinearAttacker:
-    """Logistic regression fitted on train; ``C`` is the grid value with the best dev accuracy (ties → the
-    first in grid order, i.e. the strongest regularisation)."""
+    """Logistic regression fitted on train; ``C`` is the value with the best dev accuracy (ties → the
+    strongest regularisation). The grid is not capped where the choice falls: while the best ``C`` is the
+    grid's largest (or smallest) value, the next decade beyond it is tried too, up to ``max_extensions``
+    times, so a leak that only weak regularisation exposes is not understated by the grid's edge (a
+    one-value grid is a fixed ``C``)."""
 
-    c_grid: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+    c_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+    max_extensions: int = 4
     max_iter: int = 1000
     fit_split: str = field(default="train", init=False)
     select_split: str | None = field(default="dev", init=False)
@@ -150,22 +154,36 @@ class LinearAttacker:
     def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
         scaler = StandardScaler().fit(data.X_fit)
         X_fit, X_sel = scaler.transform(data.X_fit), scaler.transform(data.X_select)
-        best_model, best_accuracy, dev_accuracy = None, -1.0, {}
-        for c in self.c_grid:
+        models, dev_accuracy = {}, {}
+
+        def fit(c: float) -> None:
             model = LogisticRegression(C=c, max_iter=self.max_iter, random_state=seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # lbfgs at max_iter is still a valid attacker
                 model.fit(X_fit, data.y_fit)
-            dev_accuracy[str(c)] = float(np.mean(model.predict(X_sel) == data.y_select))
-            if dev_accuracy[str(c)] > best_accuracy:
-                best_model, best_accuracy = model, dev_accuracy[str(c)]
-        info = {"C": float(best_model.C), "selection_accuracy": best_accuracy, "dev_accuracy_per_C": dev_accuracy}
-        return best_model.predict(scaler.transform(data.X_test)), info
+            models[c], dev_accuracy[c] = model, float(np.mean(model.predict(X_sel) == data.y_select))
+
+        for c in sorted(self.c_grid):
+            fit(c)
+        for _ in range(self.max_extensions if len(self.c_grid) > 1 else 0):  # one value: a fixed C
+            best = max(sorted(dev_accuracy), key=lambda c: dev_accuracy[c])  # ties: the smallest C
+            tried = sorted(dev_accuracy)
+            if best == tried[-1]:
+                fit(best * 10.0)
+            elif best == tried[0]:
+                fit(best / 10.0)
+            else:
+                break
+        best = max(sorted(dev_accuracy), key=lambda c: dev_accuracy[c])
+        info = {"C": float(best), "selection_accuracy": dev_accuracy[best],
+                "dev_accuracy_per_C": {f"{c:g}": a for c, a in sorted(dev_accuracy.items())}}
+        return models[best].predict(scaler.transform(data.X_test)), info
 
     def config(self) -> dict[str, Any]:
         return {
             "kind": "LogisticRegression (StandardScaler first)", "c_grid": list(self.c_grid),
-            "max_iter": self.max_iter, "selection": "C with best dev accuracy",
+            "max_extensions": self.max_extensions, "max_iter": self.max_iter,
+            "selection": "C with best dev accuracy; the grid extends by a decade past an edge that wins",
         }
 
 
