@@ -20,7 +20,8 @@ rule embed:
     priority: 10
     resources:
         mem_mb=6000,
-        runtime=120,
+        runtime=lambda wildcards, attempt: 120 * attempt,
+        gpu=0,  # the SLURM profile turns it on (PRIVTEXT_SLURM_GPUS); extraction uses CUDA when present
     conda:
         "../envs/privtext.yaml"
     script:
