@@ -11,12 +11,12 @@
 3. CPU-hours: each planned job costs the mean `s` (wall seconds) x threads of the benchmark files
    (`benchmark:` directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else
    of the same rule and method, else of the rule; the basis of each figure is printed.
-4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (from each dataset's
-   meta.json split sizes) at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
+4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
+   split sizes, else the README's table) at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
    figure for BERT-base at 128 tokens in fp32 on one data-centre GPU).
 5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots: the CPU work divided over
    the slots, but never less than the longest chain (largest dataset build + its extraction + one full
-   group job), plus the local jobs, which run one after another on the submitting host.
+   group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def planned_jobs(workdir: Path) -> list[tuple[str, bool, dict[str, str]]]:
     configfile = workdir / "paper-config.yaml"
     configfile.write_text(yaml.safe_dump(config))
     result = subprocess.run([str(SNAKEMAKE), "-n", "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
-                             "--configfile", str(configfile), "--cores", "1", "--workflow-profile", "none"],
+                             "--configfile", str(PROJECT_ROOT / "config.yaml"), str(configfile), "--cores", "1",
+                             "--workflow-profile", "none"],  # config.yaml is read from the working folder: pass it
                             capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"dry run failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
@@ -99,13 +100,17 @@ def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Cou
     return 0.0
 
 
-def dataset_texts(workdir: Path, dataset: str) -> int:
-    for folder in (workdir / "results/data", PROJECT_ROOT / "results/data"):
+# train + dev + test of the text datasets built from ../shared/data (README, "Dataset sizes"), used when no
+# meta.json of a built dataset is at hand.
+README_SIZES = {"ag_dpnr": 14_571, "ag": 273, "blog": 6_572, "demo": 2_000}
+
+
+def dataset_texts(data_dirs: list[Path], dataset: str) -> int:
+    for folder in data_dirs:
         meta = folder / dataset / "meta.json"
         if meta.exists():
-            sizes = json.loads(meta.read_text())["sizes"]
-            return sum(sizes.values())
-    return 0
+            return sum(json.loads(meta.read_text())["splits"].values())
+    return README_SIZES.get(dataset, 0)
 
 
 def hours(seconds: float) -> str:
@@ -125,12 +130,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="privtext-paper-scale-") as scratch:
         workdir = Path(scratch)
         jobs = planned_jobs(workdir)
-        if args.data:
-            (workdir / "results").mkdir(exist_ok=True)
-            (workdir / "results/data").symlink_to(args.data.resolve())
         measured = benchmark_seconds([b for b in args.benchmarks if b.is_dir()])
         per_rule = Counter(rule for rule, _, _ in jobs)
-        local = [rule for rule, is_local, _ in jobs if is_local and rule != "all"]
+        # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
+        local = [rule for rule, _, _ in jobs if rule not in (*GROUPED, *REMOTE_ALONE, "all")]
         points_per_extraction = Counter()
         basis, seconds_by_rule = Counter(), Counter()
         for rule, is_local, wildcards in jobs:
@@ -142,12 +145,12 @@ def main() -> None:
                 points_per_extraction[(dataset, wildcards["encoder"], mu, seed)] += 1
         group_jobs = sum(math.ceil(n / args.points_per_job) for n in points_per_extraction.values())
         alone = sum(per_rule[r] for r in REMOTE_ALONE)
-        texts = sum(dataset_texts(workdir, wildcards["dataset"]) for rule, _, wildcards in jobs
+        data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
+        texts = sum(dataset_texts(data_dirs, wildcards["dataset"]) for rule, _, wildcards in jobs
                     if rule == "embed" and wildcards.get("encoder") != "features")
 
     points = per_rule["train"]
     remote_cpu = sum(seconds_by_rule[r] for r in (*GROUPED, *REMOTE_ALONE))
-    local_seconds = sum(seconds_by_rule[r] for r in set(local))
     per_point = sum(seconds_by_rule[r] for r in GROUPED) / max(points, 1)
     longest_setup = max((mean(v) for k, v in measured.items() if k[0] == "build_dataset"), default=0.0) + max(
         (mean(v) for k, v in measured.items() if k[0] == "embed"), default=0.0)
@@ -162,11 +165,10 @@ def main() -> None:
     print(f"sbatch submissions               {group_jobs + alone:>10,}  ({group_jobs:,} group jobs of <= {args.points_per_job} points"
           f" over {len(points_per_extraction)} extractions + {alone} data/extraction jobs)")
     print(f"CPU-hours (remote jobs)          {hours(remote_cpu):>10}  ({per_point:.1f} s per grid point)")
-    print(f"CPU-hours (local jobs)           {hours(local_seconds):>10}")
     print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
           f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
     for nodes in (1, 10, 100):
-        wall = max(remote_cpu / (nodes * args.cores_per_node), chain) + local_seconds
+        wall = max(remote_cpu / (nodes * args.cores_per_node), chain)
         print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(wall):>10}")
     print("basis of the per-job seconds (jobs: where the figure came from):")
     for (rule, level), n in sorted(basis.items()):
