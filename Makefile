@@ -22,7 +22,7 @@ CONFIG_OVERRIDES += published_results=$(SHARED)/paper_results/published.csv
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit test install dryrun lint clean
+.PHONY: run audit test test-slurm install dryrun lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The grid on a real single-node SLURM cluster (root, Debian; ../shared/tools/start_local_slurm.sh installs
+# and starts it): same numbers as a local run, grouping, scancel + rerun. README, "Running on a SLURM cluster".
+test-slurm: $(STAMP)
+	$(BIN)/pip install --quiet --no-compile -e '.[dev,slurm]'
+	$(BIN)/python tests/slurm/run_slurm_check.py
 
 clean:
 	rm -rf results .snakemake report.html

@@ -9,6 +9,7 @@ rule runs_table:
         "results/tables/runs.csv",
     log:
         "results/logs/tables/runs.log",
+    localrule: True  # seconds of work on saved results: not worth a queue wait
     threads: 1
     resources:
         mem_mb=2000,

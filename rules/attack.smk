@@ -17,10 +17,12 @@ rule attack:
     params:
         attackers=config["attack"]["attackers"],
         max_train=config["attack"]["max_train"],
+    group:
+        "point"
     threads: 1
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=lambda wildcards, attempt: 15 * attempt,
     # The script reads config["attack"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"

@@ -11,6 +11,7 @@ rule download_raw:
         allowed=config["allow_download"],
     wildcard_constraints:
         relpath="|".join(p.replace(".", r"\.") for p in DOWNLOADS),
+    localrule: True  # downloads run where the network is (compute nodes often have none)
     threads: 1
     resources:
         mem_mb=4000,
@@ -28,6 +29,7 @@ rule nltk_download:
         "results/logs/nltk/{nltk_resource_path}.log",
     wildcard_constraints:
         nltk_resource_path="|".join(NLTK_NER_RESOURCES.values()),
+    localrule: True  # downloads run where the network is (compute nodes often have none)
     threads: 1
     resources:
         mem_mb=1000,
@@ -52,7 +54,7 @@ rule ner_persons:
     priority: 10
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=lambda wildcards, attempt: 60 * attempt,
     conda:
         "../envs/privtext.yaml"
     script:
@@ -80,7 +82,7 @@ rule build_dataset:
     priority: 10
     resources:
         mem_mb=8000,
-        runtime=60,
+        runtime=lambda wildcards, attempt: 60 * attempt,
     conda:
         "../envs/privtext.yaml"
     script:

@@ -20,7 +20,8 @@ rule embed:
     priority: 10
     resources:
         mem_mb=6000,
-        runtime=120,
+        runtime=lambda wildcards, attempt: 120 * attempt,
+        gpu=0,  # the SLURM profile turns it on (PRIVTEXT_SLURM_GPUS); extraction uses CUDA when present
     # The script reads config["encoder"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"

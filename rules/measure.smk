@@ -18,10 +18,12 @@ rule mdl:
         split=config["mdl"]["split"],
         max_examples=config["mdl"]["max_examples"],
         probe=config["mdl"]["probe"],
+    group:
+        "point"
     threads: 1
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=lambda wildcards, attempt: 15 * attempt,
     conda:
         "../envs/privtext.yaml"
     script:
@@ -39,10 +41,12 @@ rule fairness:
         f"results/logs/{RUN_DIR}/fairness.log",
     benchmark:
         f"{BENCHMARK_DIR}/fairness.tsv"
+    group:
+        "point"
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=10,
+        runtime=lambda wildcards, attempt: 10 * attempt,
     conda:
         "../envs/privtext.yaml"
     script:

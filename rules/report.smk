@@ -8,6 +8,7 @@ rule study_measures:
         "results/tables/studies/{study}/measures.csv",
     log:
         "results/logs/tables/studies/{study}.log",
+    localrule: True  # seconds of work on saved results: not worth a queue wait
     threads: 1
     resources:
         mem_mb=4000,
@@ -39,6 +40,7 @@ for _artefact in ARTEFACTS.values():
             f"results/logs/artefacts/{_artefact.name}.log",
         params:
             artefact=_artefact.name,
+        localrule: True  # seconds of work on saved results: not worth a queue wait
         threads: 1
         resources:
             mem_mb=4000,

@@ -21,10 +21,12 @@ rule train:
         mu=mu_of,
         settings=method_settings,
         max_train=config["train"]["max_train"],
+    group:
+        "point"
     threads: 1
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=lambda wildcards, attempt: 20 * attempt,
     # The script reads config["train"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"

@@ -18,7 +18,8 @@ def test_conda_env_lists_the_same_packages_as_pyproject():
     env = yaml.safe_load((PROJECT_ROOT / "envs" / "privtext.yaml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     pinned = [r for r in pip_section if not r.startswith("-")]
-    assert _names(pinned) == _names(project["dependencies"])
+    # the SLURM executor plugin too: a conda user submits from this environment
+    assert _names(pinned) == _names(project["dependencies"] + project["optional-dependencies"]["slurm"])
 
 
 def test_every_rule_uses_the_project_conda_env_and_has_a_log():

@@ -1,12 +1,19 @@
 """The grid end to end through the real Snakefile on demo: outputs, resumption, incremental grids."""
 
+import base64
 import json
+import os
 import re
+import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from conftest import run_snakemake
+from conftest import PROJECT_ROOT, SNAKEMAKE, run_snakemake
 
 STUDY = {
     "datasets": ["demo"],
@@ -167,3 +174,65 @@ def test_changing_the_attackers_reruns_only_the_attack_jobs(finished_grid):
     bigger["attack"]["attackers"] = ["linear"]
     jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
     assert jobs.get("attack") == 4 and "train" not in jobs and "embed" not in jobs
+
+
+def _train_jobs(workdir: Path) -> tuple[int, int]:
+    """(finished, running) train jobs: Snakemake writes a job's benchmark file only when the job has ended."""
+    logs = {p.parent for p in (workdir / "results/logs/results/runs").glob("**/train.log")}
+    done = {p.parent for p in (workdir / "results/benchmarks/runs").glob("**/train.tsv")}
+    finished = {Path(str(d).replace("/results/benchmarks/runs/", "/results/logs/results/runs/", 1)) for d in done}
+    return len(finished), len(logs - finished)
+
+
+def _without_wall_times(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(columns=[c for c in table.columns if c.endswith("_seconds")])
+
+
+def _marked_incomplete(workdir: Path) -> list[str]:
+    """Outputs of jobs that started and never ended: Snakemake's markers, named by the base64 of the path."""
+    return [base64.b64decode(m.name).decode() for m in (workdir / ".snakemake/incomplete").iterdir()]
+
+
+def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finished_grid, tmp_path):
+    # SIGKILL to Snakemake and its running jobs (one process group), as when the machine dies; --rerun-incomplete
+    # is what both profiles set (`--workflow-profile none` here drops them, so the command passes it).
+    workdir = tmp_path / "killed"
+    configfile = workdir / "test-config.yaml"
+    workdir.mkdir()
+    configfile.write_text(yaml.safe_dump(CONFIG))
+    command = [str(SNAKEMAKE), "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
+               "--configfile", str(configfile), "--cores", "2", "--workflow-profile", "none", "--rerun-incomplete"]
+    with open(workdir / "killed.log", "w") as log:
+        run = subprocess.Popen(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 600
+        while run.poll() is None and time.monotonic() < deadline:
+            finished, running = _train_jobs(workdir)
+            if finished >= 1 and running >= 1:
+                os.killpg(run.pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
+        run.wait()
+    assert run.returncode == -signal.SIGKILL, (run.returncode, (workdir / "killed.log").read_text()[-3000:])
+    assert not (workdir / "results/tables/runs.csv").exists()
+
+    # The killed train job's outputs stay marked incomplete. Whether it had written any depends on the instant
+    # of the kill, so give it the worst case: a half-written metrics.json.
+    killed_metrics = [Path(p) for p in _marked_incomplete(workdir) if p.endswith("/metrics.json")]
+    assert killed_metrics, _marked_incomplete(workdir)
+    partial = workdir / killed_metrics[0]
+    if not partial.exists():
+        partial.write_text('{"test": {"accuracy": 0.')
+    refused = run_snakemake(workdir, CONFIG, None, "-n", check=False)
+    assert refused.returncode != 0 and "IncompleteFilesException" in refused.stdout + refused.stderr
+    assert str(killed_metrics[0]) in refused.stdout + refused.stderr
+
+    # SIGKILL also leaves Snakemake's lock: the same command refuses to start until `--unlock` (README).
+    locked = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+    subprocess.run([*command, "--unlock"], cwd=workdir, capture_output=True, text=True, check=True)
+    resumed = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    assert json.loads(partial.read_text())["test"]["accuracy"] > 0
+    killed_table = pd.read_csv(workdir / "results/tables/runs.csv")
+    uninterrupted = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    pd.testing.assert_frame_equal(_without_wall_times(killed_table), _without_wall_times(uninterrupted), check_exact=True)

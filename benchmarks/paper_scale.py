@@ -1,0 +1,180 @@
+"""What the full paper grid costs on a SLURM cluster: grid points, jobs, sbatch submissions, CPU/GPU-hours, wall time.
+
+    .venv/bin/python benchmarks/paper_scale.py [--benchmarks DIR ...] [--points-per-job 8] [--gpu-texts-per-second 1000]
+
+1. Plans every paper study on every available dataset (no grid_shrink) with a Snakemake dry run in a scratch
+   folder (the offline mirror from ../shared when present) and reads each planned job's rule and wildcards.
+2. sbatch submissions: the grid rules (train, attack, mdl, fairness) of a point form one group; a submission
+   packs up to --points-per-job points that become ready together (those sharing one extraction), so it is
+   the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
+   extraction); local rules (downloads, tables, figures) are not submitted.
+3. CPU-hours: each planned job costs the mean `s` (wall seconds) x threads of the benchmark files
+   (`benchmark:` directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else
+   of the same rule and method, else of the rule; the basis of each figure is printed.
+4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
+   split sizes, else the README's table) at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
+   figure for BERT-base at 128 tokens in fp32 on one data-centre GPU).
+5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots: the CPU work divided over
+   the slots, but never less than the longest chain (largest dataset build + its extraction + one full
+   group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from statistics import mean
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SHARED = PROJECT_ROOT.parent / "shared"
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+PAPER_STUDIES = ["dpnr_eps", "dpnr_mu", "dpnr_privacy", "dpnr_fairness", "cape_main", "cape_sweep",
+                 "federate_main", "federate_rt", "federate_eps"]
+GROUPED = ("train", "attack", "mdl", "fairness")
+REMOTE_ALONE = ("build_dataset", "ner_persons", "embed")
+
+
+def planned_jobs(workdir: Path) -> list[tuple[str, bool, dict[str, str]]]:
+    """(rule, is_local, wildcards) of every job a dry run of the paper studies plans."""
+    config = {"run_studies": PAPER_STUDIES}
+    for key, folder in (("data_mirror", SHARED / "data"), ("nltk_data", SHARED / "nltk_data")):
+        if folder.is_dir():
+            config[key] = str(folder)
+    configfile = workdir / "paper-config.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    result = subprocess.run([str(SNAKEMAKE), "-n", "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
+                             "--configfile", str(PROJECT_ROOT / "config.yaml"), str(configfile), "--cores", "1",
+                             "--workflow-profile", "none"],  # config.yaml is read from the working folder: pass it
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"dry run failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    jobs = []
+    for block in re.split(r"\n(?=\s*(?:local)?rule \w+:\n)", result.stdout):
+        head = re.match(r"\s*(local)?rule (\w+):\n", block)
+        if not head:
+            continue
+        found = re.search(r"^\s*wildcards: (.*)$", block, flags=re.M)
+        wildcards = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
+        jobs.append((head.group(2), head.group(1) is not None, wildcards))
+    return jobs
+
+
+def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[float]]:
+    """(rule, dataset, method) -> wall seconds of every benchmark file under roots (results/benchmarks/...)."""
+    seconds = defaultdict(list)
+    for root in roots:
+        for tsv in root.glob("**/*.tsv"):
+            parts = tsv.relative_to(root).parts
+            if parts[0] == "runs":  # runs/{dataset}/{encoder}/{method}/.../{rule}.tsv
+                key = (tsv.stem, parts[1], parts[3])
+            elif parts[0] == "data":  # data/{dataset}.tsv
+                key = ("build_dataset", tsv.stem, "")
+            elif parts[0] == "embed":  # embed/{dataset}/...
+                key = ("embed", parts[1], "")
+            else:
+                continue
+            with open(tsv) as handle:
+                seconds[key] += [float(row["s"]) for row in csv.DictReader(handle, delimiter="\t")]
+    return seconds
+
+
+def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Counter) -> float:
+    for level, match in (("same rule, dataset, method", lambda k: k == (rule, dataset, method)),
+                         ("same rule and method", lambda k: k[0] == rule and k[2] == method),
+                         ("same rule", lambda k: k[0] == rule)):
+        samples = [s for key, values in measured.items() if match(key) for s in values]
+        if samples:
+            basis[(rule, level)] += 1
+            return mean(samples)
+    basis[(rule, "no benchmark: 0 s")] += 1
+    return 0.0
+
+
+# train + dev + test of the text datasets built from ../shared/data (README, "Dataset sizes"), used when no
+# meta.json of a built dataset is at hand.
+README_SIZES = {"ag_dpnr": 14_571, "ag": 273, "blog": 6_572, "demo": 2_000}
+
+
+def dataset_texts(data_dirs: list[Path], dataset: str) -> int:
+    for folder in data_dirs:
+        meta = folder / dataset / "meta.json"
+        if meta.exists():
+            return sum(json.loads(meta.read_text())["splits"].values())
+    return README_SIZES.get(dataset, 0)
+
+
+def hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} h"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--benchmarks", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "benchmarks"],
+                        help="results/benchmarks folders of finished runs")
+    parser.add_argument("--points-per-job", type=int, default=8, help="the profile's group-components point=N")
+    parser.add_argument("--cores-per-node", type=int, default=2)
+    parser.add_argument("--gpu-texts-per-second", type=float, default=1000.0)
+    parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="privtext-paper-scale-") as scratch:
+        workdir = Path(scratch)
+        jobs = planned_jobs(workdir)
+        measured = benchmark_seconds([b for b in args.benchmarks if b.is_dir()])
+        per_rule = Counter(rule for rule, _, _ in jobs)
+        # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
+        local = [rule for rule, _, _ in jobs if rule not in (*GROUPED, *REMOTE_ALONE, "all")]
+        points_per_extraction = Counter()
+        basis, seconds_by_rule = Counter(), Counter()
+        for rule, is_local, wildcards in jobs:
+            dataset, method = wildcards.get("dataset", ""), wildcards.get("method", "")
+            seconds_by_rule[rule] += job_seconds(rule, dataset, method, measured, basis) if rule != "all" else 0.0
+            if rule == "train":
+                mu = re.match(r"mu~([^/]+)", wildcards["params"]).group(1)
+                seed = 0 if float(mu) == 0 else wildcards["seed"]
+                points_per_extraction[(dataset, wildcards["encoder"], mu, seed)] += 1
+        group_jobs = sum(math.ceil(n / args.points_per_job) for n in points_per_extraction.values())
+        alone = sum(per_rule[r] for r in REMOTE_ALONE)
+        data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
+        texts = sum(dataset_texts(data_dirs, wildcards["dataset"]) for rule, _, wildcards in jobs
+                    if rule == "embed" and wildcards.get("encoder") != "features")
+
+    points = per_rule["train"]
+    remote_cpu = sum(seconds_by_rule[r] for r in (*GROUPED, *REMOTE_ALONE))
+    per_point = sum(seconds_by_rule[r] for r in GROUPED) / max(points, 1)
+    longest_setup = max((mean(v) for k, v in measured.items() if k[0] == "build_dataset"), default=0.0) + max(
+        (mean(v) for k, v in measured.items() if k[0] == "embed"), default=0.0)
+    chain = longest_setup + args.points_per_job * per_point
+
+    print(f"paper studies: {', '.join(PAPER_STUDIES)}; every available dataset; no grid_shrink")
+    print(f"grid points                      {points:>10,}")
+    print(f"rule jobs                        {sum(per_rule.values()) - per_rule['all']:>10,}  "
+          + ", ".join(f"{r} {n:,}" for r, n in per_rule.most_common() if r != "all"))
+    print(f"  remote (sent to SLURM)         {sum(per_rule[r] for r in (*GROUPED, *REMOTE_ALONE)):>10,}")
+    print(f"  local (submitting host)        {len(local):>10,}")
+    print(f"sbatch submissions               {group_jobs + alone:>10,}  ({group_jobs:,} group jobs of <= {args.points_per_job} points"
+          f" over {len(points_per_extraction)} extractions + {alone} data/extraction jobs)")
+    print(f"CPU-hours (remote jobs)          {hours(remote_cpu):>10}  ({per_point:.1f} s per grid point)")
+    print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
+          f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
+    for nodes in (1, 10, 100):
+        wall = max(remote_cpu / (nodes * args.cores_per_node), chain)
+        print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(wall):>10}")
+    print("basis of the per-job seconds (jobs: where the figure came from):")
+    for (rule, level), n in sorted(basis.items()):
+        if rule != "all":
+            print(f"  {rule:<42} {n:>7,}  {level}")
+
+
+if __name__ == "__main__":
+    main()
