@@ -1,4 +1,5 @@
-# One job per grid point: train a method on frozen features, release representations (SPEC §2).
+# One job per grid point: train a method on frozen features, or fine-tune the text encoder with it end to end
+# (encoder segment `{encoder}+finetune`, privtext.finetune), and release representations (SPEC §2).
 # RUN_DIR and BENCHMARK_DIR come from privtext.grid (imported in common.smk), the one spelling of the paths.
 
 
@@ -21,10 +22,11 @@ rule train:
         mu=mu_of,
         settings=method_settings,
         max_train=config["train"]["max_train"],
-    threads: 1
+    # 1 thread and 4 GB for a head on frozen features; a fine-tuned point takes config["finetune"]'s.
+    threads: train_threads
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=train_mem_mb,
+        runtime=train_runtime,
     # The script reads config["train"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"
