@@ -17,6 +17,7 @@ the release, with the point's seed: the very draw the frozen pipeline's extracti
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -32,6 +33,8 @@ from privtext.encoders import LoadedEncoder, _pool  # the same pooling as frozen
 from privtext.methods.base import NeuralMethod, RepresentationModel
 from privtext.optim import adamw
 from privtext.word_dropout import DEFAULT_MASK_TOKEN, apply_word_dropout
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,11 @@ def dropped_tokens(
     return Tokens(loaded, dropped, max_length)
 
 
+def epoch_seed(dropout_seed: int, epoch: int) -> int:
+    """Seed of one training epoch's word-dropout draw: fresh every epoch, fixed by the run's seed."""
+    return int(np.random.SeedSequence([int(dropout_seed), int(epoch)]).generate_state(1)[0])
+
+
 class FinetunedModel(nn.Module):
     """Transformer + pooling in front of a method's head: ``head(pool(T(tokens)))``."""
 
@@ -147,7 +155,7 @@ def head_accuracy(method: NeuralMethod, features: np.ndarray, y: np.ndarray) -> 
     assert method.model is not None
     method.model.eval()
     logits = method._run(method.model, torch.from_numpy(features))
-    labels = torch.from_numpy(y)
+    labels = torch.tensor(y, dtype=torch.int64)
     return float((logits.argmax(dim=1) == labels).double().mean()), float(F.cross_entropy(logits, labels))
 
 
@@ -173,8 +181,8 @@ def fit_end_to_end(
     parameters = [p for p in model.parameters() if p.requires_grad and id(p) not in inner_ids]
     optimizer = adamw(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
     inner_optimizer = adamw(inner, lr=settings.lr, weight_decay=settings.weight_decay) if inner else None
-    labels = torch.from_numpy(y).to(device)
-    private = {a: torch.from_numpy(v).to(device) for a, v in z.items()}
+    labels = torch.tensor(y, dtype=torch.int64, device=device)  # a copy: pandas' arrays are read-only
+    private = {a: torch.tensor(v, dtype=torch.int64, device=device) for a, v in z.items()}
     n = len(labels)
     total_steps = settings.epochs * math.ceil(n / settings.batch_size)
     step, records = 0, []
@@ -218,6 +226,8 @@ def fit_end_to_end(
                       dev_seconds=round(time.perf_counter() - trained, 3),
                       dev_cpu_seconds=round(time.process_time() - cpu_trained, 3))
         records.append(record)
+        log.info("fine-tuning epoch %d: train loss %.4f, dev accuracy %.4f (%.1f s train, %.1f s dev)", epoch,
+                 record["train_loss"], dev_accuracy, record["train_seconds"], record["dev_seconds"])
         score = dev_accuracy if select_on == "accuracy" else -dev_loss
         if score > best_score:  # first best epoch wins ties
             best_score, best_epoch = score, epoch

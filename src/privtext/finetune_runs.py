@@ -71,7 +71,9 @@ def finetune_grid_point(
     from privtext.accounting import epsilon_accounting
     from privtext.devices import autocast_dtype, device_record, resolve_device
     from privtext.encoders import EncoderError, load_encoder
-    from privtext.finetune import FinetunedModel, FinetuneSettings, Tokens, dropped_tokens, encode, fit_end_to_end, parameter_checksum
+    from privtext.finetune import (
+        FinetunedModel, FinetuneSettings, Tokens, dropped_tokens, encode, epoch_seed, fit_end_to_end, parameter_checksum,
+    )
     from privtext.methods import build_method
     from privtext.methods.base import NeuralMethod, seed_streams, torch_session
 
@@ -115,9 +117,8 @@ def finetune_grid_point(
         """Training texts of one epoch: a fresh word-dropout draw per epoch (DPNR Algorithm 1)."""
         if fixed_train is not None:
             return fixed_train
-        epoch_seed = int(np.random.SeedSequence([dropout_seed, epoch]).generate_state(1)[0])
-        return dropped_tokens(loaded, train_frame["text"].tolist(), train_frame["id"].tolist(), mu, epoch_seed,
-                              sensitive, tuning.max_length)
+        return dropped_tokens(loaded, train_frame["text"].tolist(), train_frame["id"].tolist(), mu,
+                              epoch_seed(dropout_seed, epoch), sensitive, tuning.max_length)
 
     y = {s: frames[s]["y"].to_numpy(np.int64) for s in SPLITS}
     z_train = {a: train_frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
