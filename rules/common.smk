@@ -118,13 +118,12 @@ def dataset_splits(wildcards):
 
 
 def run_inputs(wildcards):
-    """Dataset splits and the frozen features of a grid point."""
-    features = GridPoint.from_wildcards(wildcards).embedding_dir
-    return {
-        "meta": f"results/data/{wildcards.dataset}/meta.json",
-        **dataset_splits(wildcards),
-        **{f"features_{s}": f"{features}/{s}.npy" for s in SPLITS},
-    }
+    """Dataset splits and the frozen features of a grid point; a fine-tuned point reads the splits' text only."""
+    point = GridPoint.from_wildcards(wildcards)
+    inputs = {"meta": f"results/data/{wildcards.dataset}/meta.json", **dataset_splits(wildcards)}
+    if not point.finetune:
+        inputs.update({f"features_{s}": f"{point.embedding_dir}/{s}.npy" for s in SPLITS})
+    return inputs
 
 
 def grid_params_of(wildcards):
@@ -136,7 +135,28 @@ def mu_of(wildcards):
 
 
 def method_settings(wildcards):
-    return dict(config["methods"].get(wildcards.method, {}))
+    """The config's overrides of the method's paper defaults; for a fine-tuned point also, under `finetune`,
+    what the encoder is trained with (so changing it reruns exactly the fine-tuned points). `finetune: true`
+    itself is left out: the folder says it, and frozen points' params stay as they were."""
+    settings = {k: v for k, v in config["methods"].get(wildcards.method, {}).items() if k != "finetune"}
+    if GridPoint.from_wildcards(wildcards).finetune:
+        encoder = {k: config["encoder"][k] for k in ("name", "pooling", "sensitive_words")}
+        tuning = {k: v for k, v in config["finetune"].items() if k not in ("threads", "mem_mb", "runtime")}
+        settings["finetune"] = {**encoder, **tuning}
+    return settings
+
+
+def train_threads(wildcards):
+    return config["finetune"]["threads"] if GridPoint.from_wildcards(wildcards).finetune else 1
+
+
+def train_mem_mb(wildcards):
+    return config["finetune"]["mem_mb"] if GridPoint.from_wildcards(wildcards).finetune else 4000
+
+
+def train_runtime(wildcards, attempt):
+    """Minutes; grows with the attempt, so a retried job (SLURM profile) asks for more time."""
+    return (config["finetune"]["runtime"] if GridPoint.from_wildcards(wildcards).finetune else 20) * attempt
 
 
 def embed_settings(wildcards):

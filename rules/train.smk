@@ -1,4 +1,5 @@
-# One job per grid point: train a method on frozen features, release representations (SPEC §2).
+# One job per grid point: train a method on frozen features, or fine-tune the text encoder with it end to end
+# (encoder segment `{encoder}+finetune`, privtext.finetune), and release representations (SPEC §2).
 # RUN_DIR and BENCHMARK_DIR come from privtext.grid (imported in common.smk), the one spelling of the paths.
 
 
@@ -23,10 +24,11 @@ rule train:
         max_train=config["train"]["max_train"],
     group:
         "point"
-    threads: 1
+    # 1 thread and 4 GB for a head on frozen features; a fine-tuned point takes config["finetune"]'s.
+    threads: train_threads
     resources:
-        mem_mb=4000,
-        runtime=lambda wildcards, attempt: 20 * attempt,
+        mem_mb=train_mem_mb,
+        runtime=train_runtime,
     # The script reads config["train"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"

@@ -17,10 +17,12 @@ def test_schema_takes_method_ids_and_keys_from_the_registry():
     schema = load_schema()
     assert schema["$defs"]["method_id"]["enum"] == list(METHODS)
     study_methods = schema["$defs"]["study"]["properties"]["methods"]["properties"]
-    assert set(study_methods["federate"]["properties"]) == {"mu", "epsilon", "lambda"}
+    assert set(study_methods["federate"]["properties"]) == {"mu", "epsilon", "lambda", "finetune"}
     assert set(study_methods["majority"]["properties"]) == {"mu"}
+    assert set(study_methods["inlp"]["properties"]) == {"mu", "n_iter"}  # INLP cannot be fine-tuned
     overrides = schema["properties"]["methods"]["properties"]
-    assert set(overrides["noise"]["propertyNames"]["enum"]) == set(METHODS["noise"].defaults)
+    assert set(overrides["noise"]["propertyNames"]["enum"]) == set(METHODS["noise"].defaults) | {"finetune"}
+    assert "finetune" not in overrides["inlp"]["propertyNames"]["enum"]
 
 
 def test_every_grid_parameter_of_every_method_is_declared_once_with_a_label():

@@ -50,7 +50,7 @@ def with_registries(schema: dict) -> dict:
     ``methods`` (overrides) from :data:`privtext.methods.METHODS` and its specs' grid parameters."""
     from privtext.data import BUILDERS
     from privtext.methods import METHODS
-    from privtext.methods.spec import GRID_PARAMS, WORD_DROPOUT
+    from privtext.methods.spec import FINETUNE, GRID_PARAMS, WORD_DROPOUT
 
     schema["$defs"]["dataset_id"] = {"enum": list(BUILDERS)}
     for dataset in BUILDERS:
@@ -63,12 +63,14 @@ def with_registries(schema: dict) -> dict:
     study_methods["properties"] = {
         name: {"type": "object", "additionalProperties": False, "properties": {
             param: {**value_list, "items": dict(GRID_PARAMS[param].value_schema)}
-            for param in (WORD_DROPOUT, *spec.grid_params)}}
+            for param in (WORD_DROPOUT, *spec.grid_params)}
+            | ({FINETUNE: {"type": "array", "minItems": 1, "items": {"type": "boolean"}}} if spec.finetunable else {})}
         for name, spec in METHODS.items()
     }
     schema["properties"]["methods"]["properties"] = {
-        name: {"type": "object", "propertyNames": {"enum": sorted(spec.defaults)},
-               "properties": {p: GRID_PARAMS[p].value_schema for p in spec.grid_params}}
+        name: {"type": "object", "propertyNames": {"enum": spec.option_names},
+               "properties": {p: GRID_PARAMS[p].value_schema for p in spec.grid_params}
+               | ({FINETUNE: {"type": "boolean"}} if spec.finetunable else {})}
         for name, spec in METHODS.items()
     }
     return schema

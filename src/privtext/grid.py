@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from privtext.methods.spec import WORD_DROPOUT, MethodSpec
+from privtext.methods.spec import FINETUNE, WORD_DROPOUT, MethodSpec
 from privtext.provenance import sha256_bytes
 
 RUNS_ROOT = "results/runs"
 TABULAR_ENCODER = "features"
 DEFAULT_ENCODER = "minilm"  # the offline default text encoder (privtext.encoders loads it)
+# A fine-tuned point's encoder segment is the frozen one plus this suffix (``minilm+finetune``): its weights are
+# no longer the named encoder's, and frozen-feature folders of the same method and params stay as they were.
+FINETUNE_SUFFIX = "+finetune"
 # Snakemake wildcard templates of a grid point's folders (``params`` is ``mu~0/epsilon~8/...``).
 RUN_DIR = RUNS_ROOT + "/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
 EMBEDDING_DIR = "results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}"
@@ -103,9 +106,16 @@ class GridPoint:
         return {name: parse_value(value) for name, value in self.params if name != WORD_DROPOUT}
 
     @property
+    def finetune(self) -> bool:
+        """Whether this point fine-tunes its text encoder end to end (trains on text, not frozen features)."""
+        return self.encoder.endswith(FINETUNE_SUFFIX)
+
+    @property
     def embedding_dir(self) -> str:
         """Frozen features of this point. mu = 0 leaves the text unchanged, so one extraction (seed 0)
-        serves every seed and method."""
+        serves every seed and method. A fine-tuned point has none (it encodes the text itself)."""
+        if self.finetune:
+            raise ValueError(f"{self.run_dir} fine-tunes its encoder: it reads text, not frozen features")
         seed = 0 if self.mu == 0 else self.seed
         return EMBEDDING_DIR.format(dataset=self.dataset, encoder=self.encoder, mu=format_value(self.mu), seed=seed)
 
@@ -123,6 +133,9 @@ def study_points(
     ``study['methods']`` maps a method to lists of values per parameter; a grid parameter the study does not
     list takes the config override ``overrides[method][param]`` if there is one, else the paper default
     (:meth:`MethodSpec.grid_default`); ``mu`` (word dropout, SPEC §1.2) defaults to 0 for every method.
+    ``finetune`` (a list of booleans, or ``methods.<m>.finetune``) puts fine-tuned points of the methods that
+    take it under the encoder segment ``{encoder}+finetune``; datasets without a text encoder (tabular,
+    pre-encoded) have nothing to fine-tune and keep their features.
     """
     overrides = overrides or {}
     points = []
@@ -130,13 +143,18 @@ def study_points(
         for method, value_lists in study["methods"].items():
             spec = specs[method]
             names = [WORD_DROPOUT, *spec.grid_params]
-            unknown = set(value_lists) - set(names)
+            allowed = names + [FINETUNE] * spec.finetunable
+            unknown = set(value_lists) - set(allowed)
             if unknown:
-                raise ValueError(f"study parameter(s) {sorted(unknown)} are not grid parameters of {method}; allowed: {names}")
+                raise ValueError(f"study parameter(s) {sorted(unknown)} are not grid parameters of {method}; allowed: {allowed}")
             lists = [value_lists.get(name, [spec.grid_default(name, overrides.get(method))]) for name in names]
-            for values in itertools.product(*lists):
+            encoder = encoder_for(dataset)
+            finetune = value_lists.get(FINETUNE, [spec.grid_default(FINETUNE, overrides.get(method))])
+            encoders = dict.fromkeys(encoder + FINETUNE_SUFFIX if on and encoder != TABULAR_ENCODER else encoder
+                                     for on in finetune)
+            for encoder_segment, values in itertools.product(encoders, itertools.product(*lists)):
                 params = tuple((name, format_value(value)) for name, value in zip(names, values))
-                points.append(GridPoint(dataset, encoder_for(dataset), method, params, int(seed)))
+                points.append(GridPoint(dataset, encoder_segment, method, params, int(seed)))
     return points
 
 

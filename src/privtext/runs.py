@@ -113,6 +113,7 @@ def train_grid_point(
     result = {
         "dataset": meta["dataset"],
         "method": method,
+        "finetune": False,  # frozen features; privtext.finetune_runs writes true
         "params": {"mu": mu, **grid_params},
         "settings": dict(settings),
         "hyperparameters": hyperparameters,

@@ -1,14 +1,15 @@
-"""Train one method at one grid point on frozen features; write model, releases, predictions, metrics."""
+"""Train one method at one grid point on frozen features, or fine-tune the encoder with it end to end (encoder
+segment `{encoder}+finetune`); write model, releases, predictions, metrics."""
 
 from pathlib import Path
 
+from privtext.grid import GridPoint
 from privtext.logs import finish_job, setup_logging
 from privtext.runs import train_grid_point
 
 setup_logging(snakemake.log[0])
-train_grid_point(
+common = dict(
     data_dir=Path(snakemake.input.meta).parent,
-    features={s: snakemake.input[f"features_{s}"] for s in ("train", "dev", "test")},
     out_dir=Path(snakemake.output.metrics).parent,
     method=snakemake.wildcards.method,
     grid_params=snakemake.params.grid_params,
@@ -23,4 +24,10 @@ train_grid_point(
     attack=snakemake.config["attack"] if snakemake.config["attack"]["in_train_job"] else None,
     context={"encoder": snakemake.wildcards.encoder, "run_dir": str(Path(snakemake.output.metrics).parent)},
 )
+if GridPoint.from_wildcards(snakemake.wildcards).finetune:
+    from privtext.finetune_runs import finetune_grid_point
+
+    finetune_grid_point(**common)
+else:
+    train_grid_point(features={s: snakemake.input[f"features_{s}"] for s in ("train", "dev", "test")}, **common)
 finish_job()

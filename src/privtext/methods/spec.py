@@ -49,6 +49,13 @@ GRID_PARAMS: dict[str, GridParam] = {p.name: p for p in (
 # mu acts on the text before encoding, so every method accepts it; 0 leaves the text unchanged.
 WORD_DROPOUT = "mu"
 WORD_DROPOUT_DEFAULT = 0
+# End-to-end fine-tuning of the text encoder with the method's head (DPNR Algorithm 1; privtext.finetune).
+# A switch of the shared architecture's methods, not a hyper-parameter of the head: a study lists
+# ``finetune: [true]`` (or ``[false, true]``) per method, ``methods.<m>.finetune: true`` makes it the default.
+# It lives in the run folder's encoder segment (``minilm+finetune``), never in ``params``, so frozen points keep
+# their folders. INLP (its own algorithm over a trained encoder) and MAJORITY (no encoder) do not take it.
+FINETUNE = "finetune"
+FINETUNABLE_MODEL = "privtext.methods.base:NeuralMethod"
 
 
 @dataclass(frozen=True)
@@ -80,10 +87,20 @@ class MethodSpec:
     def adversarial(self) -> bool:
         return "lambda" in self.defaults
 
+    @property
+    def finetunable(self) -> bool:
+        """Whether the text encoder can be fine-tuned with this method's head (the shared architecture)."""
+        return self.model == FINETUNABLE_MODEL
+
+    @property
+    def option_names(self) -> list[str]:
+        """Keys ``methods.<name>`` may set: the paper defaults, plus ``finetune`` where it applies."""
+        return sorted([*self.defaults, *([FINETUNE] if self.finetunable else [])])
+
     def check_overrides(self, overrides: Mapping[str, Any]) -> None:
-        unknown = sorted(set(overrides) - set(self.defaults))
+        unknown = sorted(set(overrides) - set(self.option_names))
         if unknown:
-            allowed = ", ".join(sorted(self.defaults)) or "none"
+            allowed = ", ".join(self.option_names) or "none"
             raise ValueError(f"method {self.name!r}: unknown parameter(s) {unknown}; allowed: {allowed}")
 
     def grid_default(self, param: str, overrides: Mapping[str, Any] | None = None) -> Any:
@@ -92,12 +109,16 @@ class MethodSpec:
         if param == WORD_DROPOUT:
             return WORD_DROPOUT_DEFAULT
         overrides = overrides or {}
+        if param == FINETUNE:
+            return bool(overrides.get(FINETUNE, False)) and self.finetunable
         return overrides[param] if param in overrides else self.defaults[param]
 
     def resolve(self, overrides: Mapping[str, Any] | None = None, grid: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Every hyper-parameter of one grid point: paper defaults < config overrides < grid values."""
+        """Every hyper-parameter of one grid point: paper defaults < config overrides < grid values.
+        ``finetune`` is not one (the run folder says whether the encoder was fine-tuned) and is dropped."""
         overrides, grid = dict(overrides or {}), dict(grid or {})
         self.check_overrides(overrides)
+        overrides.pop(FINETUNE, None)
         self.check_overrides({k: v for k, v in grid.items() if k != WORD_DROPOUT})
         return {**copy.deepcopy(dict(self.defaults)), **copy.deepcopy(overrides),
                 **{k: v for k, v in grid.items() if k != WORD_DROPOUT}}

@@ -1,0 +1,198 @@
+"""One fine-tuned grid point end to end, on files: the run folder a frozen-feature point writes.
+
+Reads the dataset's text (parquet) instead of frozen features, fine-tunes the encoder with the method's head
+(:mod:`privtext.finetune`), and writes ``model.safetensors``, ``released_{train,dev,test}.npy``,
+``predictions.parquet`` and ``metrics.json`` (``finetune: true``), so the ``attack`` rule and everything
+downstream run on it unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from privtext.data import SPLITS, read_meta
+from privtext.metrics import main_task_metrics
+from privtext.provenance import versions
+from privtext.runs import _attack_in_train_job, _json_default
+from privtext.sampling import seeded_rows
+
+log = logging.getLogger(__name__)
+
+# The method's own optimisation settings are for a head over frozen features; fine-tuning replaces them
+# with DPNR's (SPEC §1.3). patience None: every epoch runs, then the best dev epoch is restored.
+OPTIMISATION_KEYS = ("lr", "epochs", "batch_size", "weight_decay")
+
+
+def finetune_hyperparameters(method: str, settings: Mapping[str, Any], grid_params: Mapping[str, Any],
+                             tuning: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's resolved hyper-parameters (paper defaults < config overrides < grid values) with the
+    fine-tuning optimisation in place of the head's, and ``finetune: true``."""
+    from privtext.methods import get_spec
+
+    spec = get_spec(method)
+    if not spec.finetunable:
+        raise ValueError(f"method {method!r} cannot be fine-tuned end to end (only the shared architecture's "
+                         "methods can: its model is not privtext.methods.base:NeuralMethod)")
+    resolved = spec.resolve(settings, grid_params)
+    return {**resolved, **{k: tuning[k] for k in OPTIMISATION_KEYS}, "optimizer": "adamw", "patience": None,
+            "finetune": True}
+
+
+def finetune_grid_point(
+    *,
+    data_dir: str | Path,
+    out_dir: str | Path,
+    method: str,
+    grid_params: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    mu: float,
+    seed: int,
+    threads: int = 1,
+    max_train: int | None = None,
+    attack: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """Fine-tune the encoder ``settings['finetune']['name']`` with ``method``'s head on one grid point.
+
+    ``settings`` are the config's overrides of the method's defaults plus, under ``finetune``, the encoder
+    (``name``, ``pooling``, ``sensitive_words``) and the :class:`~privtext.finetune.FinetuneSettings` keys
+    (and ``save_encoder``). Training uses a seeded sample of at most ``max_train`` examples (the same rows as
+    the frozen pipeline's cap); dev selects the epoch; every split is released in full."""
+    import torch
+    from safetensors.torch import save_file
+
+    from privtext.accounting import epsilon_accounting
+    from privtext.devices import autocast_dtype, device_record, resolve_device
+    from privtext.encoders import EncoderError, load_encoder
+    from privtext.finetune import (
+        FinetunedModel, FinetuneSettings, Tokens, dropped_tokens, encode, epoch_seed, fit_end_to_end, parameter_checksum,
+    )
+    from privtext.methods import build_method
+    from privtext.methods.base import NeuralMethod, seed_streams, torch_session
+
+    started = time.perf_counter()
+    method_settings = {k: v for k, v in settings.items() if k != "finetune"}
+    tuning_config = dict(settings["finetune"])
+    tuning = FinetuneSettings.from_mapping(tuning_config)
+    hyperparameters = finetune_hyperparameters(method, method_settings, grid_params, tuning.as_dict())
+    sensitive = list(tuning_config.get("sensitive_words", []))
+
+    meta = read_meta(data_dir)
+    attributes = list(meta["private_attributes"])
+    frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet", columns=["id", "text", "y", *[f"z_{a}" for a in attributes]])
+              for s in SPLITS}
+    used = resolve_device(device)
+    loaded = load_encoder(tuning_config["name"], used)
+    limit = getattr(loaded.model.config, "max_position_embeddings", None)
+    if limit is not None and tuning.max_length > limit:
+        raise EncoderError(f"finetune.max_length {tuning.max_length} exceeds encoder '{loaded.spec.name}' positions ({limit})")
+    if tuning.pooling == "pooler" and not loaded.pooler_trained:
+        raise EncoderError(f"encoder '{loaded.spec.name}' has no trained pooler; use pooling 'cls' or 'mean'")
+
+    model_method = build_method(
+        method, hyperparameters, input_dim=loaded.spec.hidden_size, n_classes=len(meta["label_names"]),
+        attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()}, seed=seed, threads=threads,
+        device=used,
+    )
+    assert isinstance(model_method, NeuralMethod)
+    init_seed, shuffle_seed, noise_seed, dropout_seed = seed_streams(seed, 4)
+
+    def release_tokens(split: str) -> Tokens:
+        """The split as released: word dropout with the point's seed, as the frozen pipeline extracts it."""
+        frame = frames[split]
+        return dropped_tokens(loaded, frame["text"].tolist(), frame["id"].tolist(), mu, seed, sensitive, tuning.max_length)
+
+    train_frame = frames["train"].iloc[seeded_rows(len(frames["train"]), max_train, seed)]
+    unchanged = mu == 0 and not sensitive
+    fixed_train = Tokens(loaded, train_frame["text"].tolist(), tuning.max_length) if unchanged else None
+
+    def train_tokens(epoch: int) -> Tokens:
+        """Training texts of one epoch: a fresh word-dropout draw per epoch (DPNR Algorithm 1)."""
+        if fixed_train is not None:
+            return fixed_train
+        return dropped_tokens(loaded, train_frame["text"].tolist(), train_frame["id"].tolist(), mu,
+                              epoch_seed(dropout_seed, epoch), sensitive, tuning.max_length)
+
+    y = {s: frames[s]["y"].to_numpy(np.int64) for s in SPLITS}
+    z_train = {a: train_frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+    dev_tokens = release_tokens("dev")
+    checksum_before = parameter_checksum(loaded.model)
+    with torch_session(threads, init_seed):
+        # The head is initialised on the CPU, then moved: a seed gives the same initial head on every device.
+        model_method.model = model_method.build_model(noise_seed).to(used)
+        model = FinetunedModel(loaded.model, model_method.model, tuning.pooling, loaded.spec.name).to(used)
+        history = fit_end_to_end(model_method, model, train_tokens, train_frame["y"].to_numpy(np.int64), z_train,
+                                 dev_tokens, y["dev"], tuning, generator=torch.Generator().manual_seed(shuffle_seed))
+        train_seconds = time.perf_counter() - started
+        features = {s: encode(model, dev_tokens if s == "dev" else release_tokens(s), used, tuning.eval_batch_size)
+                    for s in SPLITS}
+    checksum_after = parameter_checksum(loaded.model)
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions, metrics = [], {}
+    for split in ("dev", "test"):
+        y_pred = model_method.predict(features[split])  # a fresh noise draw, as on frozen features
+        metrics[split] = main_task_metrics(y[split], y_pred)
+        predictions.append(pd.DataFrame({"id": frames[split]["id"].to_numpy(), "split": split, "y_true": y[split], "y_pred": y_pred}))
+    for split in SPLITS:
+        np.save(out_dir / f"released_{split}.npy", model_method.release(features[split]).astype(np.float32), allow_pickle=False)
+    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+
+    # The released .npy are what downstream reads; the weights are for reuse on new text. Saving the fine-tuned
+    # encoder is the default because it cannot be rebuilt bit for bit elsewhere (GPU kernels differ) and
+    # predicting on new text needs it; save_encoder: false keeps the head only for large BERT-base grids.
+    save_encoder = bool(tuning_config.get("save_encoder", True))
+    state = {f"head.{k}": v for k, v in model_method.state_dict().items()}
+    if save_encoder:
+        state.update({f"encoder.{k}": v.detach().cpu().contiguous() for k, v in loaded.model.state_dict().items()})
+    state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
+    save_file(_untied(state), str(out_dir / "model.safetensors"), metadata={
+        "encoder": loaded.spec.name, "encoder_saved": str(save_encoder).lower(),
+        "encoder_sha256_before": checksum_before, "encoder_sha256_after": checksum_after})
+
+    layer = model_method.privacy_layer
+    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model_method.representation_dim, mu)
+    privacy = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
+    result = {
+        "dataset": meta["dataset"], "method": method, "finetune": True,
+        "params": {"mu": mu, **grid_params}, "settings": dict(settings), "hyperparameters": hyperparameters,
+        "finetune_settings": {**tuning.as_dict(), "save_encoder": save_encoder, "sensitive_words": sensitive,
+                              "lr_schedule": "linear", "word_dropout_in_training": "fresh per epoch"},
+        "seed": seed, "privacy_layer": layer[0] if layer else None,
+        "representation_dim": model_method.representation_dim, **privacy,
+        "dev": metrics["dev"], "test": metrics["test"],
+        "n_train": int(len(train_frame)), "max_train": max_train, "history": history,
+        # Parameter checksums (float32 bytes) of the encoder before and after: differ iff fine-tuning moved it.
+        "encoder_checksum_before": checksum_before, "encoder_checksum_after": checksum_after,
+        **loaded.spec.as_dict(),
+        "seconds": round(time.perf_counter() - started, 3), "train_seconds": round(train_seconds, 3),
+        "threads": threads, **device_record(device, used),
+        "autocast": str(autocast_dtype(used) or "none").replace("torch.", ""),  # inference only; training is fp32
+        "data_split_manifest_sha256": meta["split_manifest_sha256"], "versions": versions(), **dict(context or {}),
+    }
+    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    if attack and attack.get("attackers"):  # as train_grid_point: the attack job publishes it
+        _attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
+    log.info("%s+finetune %s: dev acc %.4f, test acc %.4f, %.1f s", method, grid_params,
+             metrics["dev"]["accuracy"], metrics["test"]["accuracy"], result["seconds"])
+    return result
+
+
+def _untied(state: dict) -> dict:
+    """Copies of tensors that share storage (tied embeddings): safetensors refuses shared tensors."""
+    seen: set[int] = set()
+    out = {}
+    for key, value in state.items():
+        pointer = value.untyped_storage().data_ptr()
+        out[key] = value.clone() if pointer in seen else value
+        seen.add(pointer)
+    return out
