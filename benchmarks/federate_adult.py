@@ -9,7 +9,8 @@ first with the real Snakefile in ``--workdir`` (not timed). Each repeat starts f
 Snakemake's jobs call the library (``workflow/scripts/{train,attack}.py``) and prints, as medians over the
 repeats (min–max beside them):
 
-- ``wall_s``: the train job, process start to exit;
+- ``wall_s``: the train job, process start to exit (with the attackers inside it by default, so
+  ``train_job_without_attack_s`` is the same job less their seconds);
 - ``startup_s``: process start to the first training epoch (interpreter, imports, data, model);
 - ``train_s``: the 45-epoch loop; ``after_train_s``: releases, files, and the interpreter's exit;
 - ``attack_s``: the attack step, all three attackers: by default (as the pipeline runs it, ``attack.in_train_job``)
@@ -138,7 +139,7 @@ def main() -> None:
             p_spawned, p_ended, _ = run_job(PUBLISH_JOB, str(workdir), ",".join(attack["attackers"]), str(attack["max_train"]))
             attacked = json.loads((workdir / RUN_DIR / "attack.json").read_text())
             row.update(attack_s=attacked["seconds"] + (p_ended - p_spawned), attack_work_s=attacked["seconds"],
-                       attack_job_s=p_ended - p_spawned)
+                       attack_job_s=p_ended - p_spawned, train_job_without_attack_s=row["wall_s"] - attacked["seconds"])
         else:
             a_spawned, a_ended, printed = run_job(ATTACK_JOB, str(workdir), str(args.threads), json.dumps(attack))
             attacked = json.loads((workdir / RUN_DIR / "attack.json").read_text())
