@@ -1,7 +1,9 @@
 """The claims table (SPEC §6) on hand-made measures: differences, equivalences and trends give the verdicts and
 intervals the summariser and the verdict rule imply; a tiny real run writes a row for every claim id."""
 
+import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -113,3 +115,53 @@ def test_every_claim_has_a_row_and_untestable_ones_say_so():
     assert tp_uk["verdict"] == "inconclusive" and "no data" in tp_uk["reason"]
     d6 = table[table["claim"] == "D6"]
     assert (d6["verdict"] == "inconclusive").all() and math.isnan(d6["estimate"].iloc[0])
+
+
+# --- a real run of the claims rule ----------------------------------------------------------------------------
+
+TINY = {
+    "datasets": ["demo"],
+    "demo": {"n_examples": 400},
+    "attack": {"attackers": ["mlp", "sklearn_mlp"]},
+    "methods": {"nonpriv": {"epochs": 1}, "dpnr": {"epochs": 1}},
+    "studies": {"tiny_claims": {"datasets": ["demo"], "seeds": [10, 20, 30], "artefacts": True,
+                                "methods": {"majority": {}, "nonpriv": {}, "dpnr": {"epsilon": [0.05]}}}},
+    "claims_studies": ["tiny_claims"],
+    "run_studies": ["tiny_claims"],
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_claims_run(tmp_path_factory):
+    from conftest import run_snakemake
+
+    workdir = tmp_path_factory.mktemp("claims")
+    run_snakemake(workdir, TINY)
+    return workdir
+
+
+def test_the_claims_rule_writes_a_row_for_every_claim_with_the_required_columns(tiny_claims_run):
+    table = pd.read_csv(tiny_claims_run / "results/tables/claims.csv")
+    required = {"claim", "paper", "claim_text", "dataset", "setting", "measurement", "estimate", "ci_low", "ci_high",
+                "n_seeds", "paper_value", "verdict", "reason", "grid_points"}
+    assert required <= set(table.columns)
+    assert set(table["claim"]) == set(CLAIMS)
+    assert set(table["verdict"]) <= {"reproduced", "not reproduced", "reversed", "inconclusive"}
+    d1 = table[(table["claim"] == "D1") & (table["dataset"] == "demo") & (table["setting"] == NOMINAL)].iloc[0]
+    assert d1["n_seeds"] == 3 and d1["ci_low"] <= d1["estimate"] <= d1["ci_high"]
+    assert d1["grid_points"].count("results/runs/demo/minilm/") == 6
+    assert (tiny_claims_run / "results/tables/claims.md").read_text().startswith("# The papers' claims")
+    assert (tiny_claims_run / "results/figures/claims/verdicts.png").stat().st_size > 10_000
+
+
+def test_the_report_opens_with_the_claims(tiny_claims_run):
+    from conftest import run_snakemake
+
+    run_snakemake(tiny_claims_run, TINY, None, "--report", "report.html")
+    html = (tiny_claims_run / "report.html").read_text(errors="replace")
+    categories = json.loads(re.search(r"var categories = (\{.*?\});\n", html, flags=re.S).group(1))
+    # the report's menu orders categories with JavaScript's localeCompare: digits first, then letters by case-folded
+    first = min(categories, key=lambda name: (not name[0].isdigit(), name.casefold()))
+    assert "EXTRA" in categories and first.startswith("1. WHAT HOLDS")
+    claims_files = [path for paths in categories[first].values() for path in paths]
+    assert any(path.endswith("claims.csv") for path in claims_files)
