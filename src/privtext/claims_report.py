@@ -75,6 +75,8 @@ def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _column_label(dataset: str, setting: str) -> str:
+    if dataset == "—":
+        return "no dataset\nof this run fits"
     if setting == "—":
         return dataset.replace("; ", "\n") + "\n(no data)"
     return f"{dataset}\n{'nominal' if setting == NOMINAL else 'equal eff.'} ε"
@@ -117,8 +119,9 @@ def verdict_figure(table: pd.DataFrame) -> Any:
         for spine in ax.spines.values():
             spine.set_visible(False)
         ax.set_title(paper, loc="left", fontsize=10, fontweight="bold")
-    handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=o) for o in OUTCOMES]
-    figure.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False, fontsize=8)
+    handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=f"{SHORT[o]} = {o}") for o in OUTCOMES]
+    handles.append(Patch(facecolor="white", edgecolor="#777777", label="– = no row (claim does not apply)"))
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False, fontsize=8)
     figure.suptitle("Verdicts on the papers' claims (SPEC §6)", fontsize=10)
     return figure
 
