@@ -44,7 +44,9 @@ audit: $(STAMP)
 
 # Every claim of SPEC §6 with intervals and verdicts, plus the ε audit: the claims studies (3 seeds, CPU-sized)
 # on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
-# --config takes every word after it, so the studies go in CONFIG_OVERRIDES (which may be empty).
+# --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
+# make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
+CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
 
