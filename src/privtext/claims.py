@@ -218,21 +218,24 @@ def _swept(ctx: ClaimContext, method: str, param: str, fixed: Mapping[str, float
     return sorted(pd.to_numeric(rows[f"param_{param}"], errors="coerce").dropna().unique())
 
 
+def _values(swept: Sequence[float]) -> str:
+    """'{0, 0.3, 0.8}' for a sweep's label; says so when no run of the sweep is saved."""
+    return "{" + ", ".join(f"{v:g}" for v in swept) + "}" if len(swept) else "{} (no runs saved)"
+
+
 def d4(ctx: ClaimContext) -> list[Part]:
     mus = _swept(ctx, "dpnr", "mu", {"epsilon": 1.0}, f"empirical_privacy_{privacy_kind(ctx)}")
     privacy = {mu: empirical_privacy(ctx, "dpnr", epsilon=1.0, mu=mu) for mu in mus}
     cost = [difference(f"test accuracy, {ctx.method('dpnr')} μ = {mus[-1]:g} − μ = 0 (within ±{COMPARABLE_MARGIN:g})",
                        accuracy(ctx, "dpnr", epsilon=1.0, mu=mus[-1]), accuracy(ctx, "dpnr", epsilon=1.0),
                        "comparable", margin=COMPARABLE_MARGIN)] if len(mus) > 1 and mus[0] == 0 else []
-    return [trend(f"Spearman ρ(μ, empirical privacy), {ctx.method('dpnr')} ε = 1, μ ∈ {{{', '.join(f'{m:g}' for m in mus)}}}",
-                  privacy, 1), *cost]
+    return [trend(f"Spearman ρ(μ, empirical privacy), {ctx.method('dpnr')} ε = 1, μ ∈ {_values(mus)}", privacy, 1), *cost]
 
 
 def d5(ctx: ClaimContext) -> list[Part]:
     epsilons = _swept(ctx, "dpnr", "epsilon", {"mu": 0.0}, f"empirical_privacy_{privacy_kind(ctx)}")
     privacy = {eps: empirical_privacy(ctx, "dpnr", epsilon=eps) for eps in epsilons}
-    return [trend(f"Spearman ρ(ε, empirical privacy), {ctx.method('dpnr')}, ε ∈ {{{', '.join(f'{e:g}' for e in epsilons)}}}",
-                  privacy, -1)]
+    return [trend(f"Spearman ρ(ε, empirical privacy), {ctx.method('dpnr')}, ε ∈ {_values(epsilons)}", privacy, -1)]
 
 
 def entity_present_accuracy(ctx: ClaimContext, method: str, **params: float):
@@ -401,8 +404,7 @@ def f6(ctx: ClaimContext) -> list[Part]:
     epsilons = _swept(ctx, "noise", "epsilon", {"mu": 0.0}, "attack_accuracy")
     leakage = {eps: ctx.series("noise", "attack_accuracy", attribute=_protected(ctx), attacker=LEAKAGE_ATTACKER,
                                epsilon=eps) for eps in epsilons}
-    return [trend(f"Spearman ρ(ε, leakage ({LEAKAGE_ATTACKER})), noise, ε ∈ {{{', '.join(f'{e:g}' for e in epsilons)}}}",
-                  leakage, 1)]
+    return [trend(f"Spearman ρ(ε, leakage ({LEAKAGE_ATTACKER})), noise, ε ∈ {_values(epsilons)}", leakage, 1)]
 
 
 def _protected(ctx: ClaimContext) -> str | None:
