@@ -20,7 +20,7 @@ META = {"toy": {"private_attributes": {"gender": ["m", "f"]}, "label_names": ["a
 
 def _rows(method: str, measure: str, values: dict[int, float], attacker: str = "", **params: float) -> list[dict]:
     path = "/".join(f"{k}~{v:g}" for k, v in params.items())
-    return [{"study": "claims", "dataset": "toy", "method": method, "measure": measure, "split": "test",
+    return [{"study": "claims", "dataset": "toy", "encoder": "minilm", "method": method, "measure": measure, "split": "test",
              "attribute": "", "attacker": attacker, "group": "", "seed": seed, "value": value,
              "run_dir": f"results/runs/toy/minilm/{method}/mu~0/{path}/seed~{seed}",
              **{f"param_{k}": v for k, v in params.items()}} for seed, value in values.items()]
@@ -165,3 +165,9 @@ def test_the_report_opens_with_the_claims(tiny_claims_run):
     assert "EXTRA" in categories and first.startswith("1. WHAT HOLDS")
     claims_files = [path for paths in categories[first].values() for path in paths]
     assert any(path.endswith("claims.csv") for path in claims_files)
+
+
+def test_word_dropout_is_not_judged_on_feature_datasets():
+    frame = pd.DataFrame(_privacy("dpnr", [0.6, 0.6, 0.6], epsilon=1.0)).assign(encoder="features")
+    table = claims_table(ArtefactInputs(measures=prepare_measures(frame), metas=META), ["D4"])
+    assert "toy" not in set(table["dataset"])

@@ -424,6 +424,12 @@ def f8(ctx: ClaimContext) -> list[Part]:
             for private in ("noise", "federate") for other in ("nonpriv", "adv")]
 
 
+def text_datasets(inputs: ArtefactInputs) -> list[str]:
+    """Datasets encoded from text: word dropout (D4) has no meaning on feature datasets such as Adult."""
+    encoders = inputs.measures.groupby("dataset")["encoder"].first()
+    return [d for d in inputs.datasets() if encoders.get(d) != "features"]
+
+
 def entity_datasets(inputs: ArtefactInputs) -> list[str]:
     return [d for d in inputs.datasets()
             if any(inputs.attribute_kind(d, a) == "entity" for a in inputs.attributes(d))]
@@ -433,7 +439,7 @@ CLAIMS: dict[str, Claim] = {c.id: c for c in (
     Claim("D1", "DPNR", "DPNR largely reduces leakage without significantly lowering main accuracy", d1),
     Claim("D2", "DPNR", "DPNR gives more empirical privacy than ADV", d2),
     Claim("D3", "DPNR", "DPNR's empirical privacy is comparable to MAJORITY", d3),
-    Claim("D4", "DPNR", "word dropout μ raises privacy at small accuracy cost", d4),
+    Claim("D4", "DPNR", "word dropout μ raises privacy at small accuracy cost", d4, datasets=text_datasets),
     Claim("D5", "DPNR", "smaller ε gives more empirical privacy", d5),
     Claim("D6", "DPNR", "DPNR lowers attacker accuracy on entity presence below NON-PRIV and ADV", d6,
           datasets=entity_datasets),

@@ -76,10 +76,10 @@ def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 def _column_label(dataset: str, setting: str) -> str:
     if dataset == "—":
-        return "no dataset\nof this run fits"
+        return "no dataset\nfits"
     if setting == "—":
         return dataset.replace("; ", "\n") + "\n(no data)"
-    return f"{dataset}\n{'nominal' if setting == NOMINAL else 'equal eff.'} ε"
+    return dataset + ("\nnominal ε" if setting == NOMINAL else "\nequal\neffective ε")
 
 
 SHORT = {"reproduced": "yes", "not reproduced": "no", "reversed": "rev.", "inconclusive": "?"}
@@ -93,7 +93,7 @@ def verdict_figure(table: pd.DataFrame) -> Any:
     papers = [p for p in ("DPNR", "CAPE", "FEDERATE") if p in set(table["paper"])]
     layout = {p: (sorted({c for c in table.loc[table["paper"] == p, "claim"]}, key=list(CLAIMS).index),
                   _columns(table[table["paper"] == p])) for p in papers}
-    width = max(6.5, 1.0 + 0.85 * max(len(cols) for _, cols in layout.values()))
+    width = max(6.5, 3.6 + 0.95 * max(len(cols) for _, cols in layout.values()))  # 3.6 in: claim labels
     heights = [0.32 * len(claims) + 1.0 for claims, _ in layout.values()]
     figure = Figure(figsize=(width, sum(heights) + 0.9), layout="constrained")
     axes = figure.subplots(len(papers), 1, squeeze=False, height_ratios=heights)[:, 0]
