@@ -490,9 +490,9 @@ def _unavailable_row(claim: Claim, datasets: Sequence[str]) -> dict[str, Any]:
         "claim": claim.id, "paper": claim.paper, "claim_text": claim.text, "dataset": "; ".join(datasets),
         "setting": "—", "measurement": "", "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan,
         "n_seeds": 0, "p_value": math.nan, "paper_value": math.nan, "verdict": "inconclusive",
-        "reason": f"not tested on the paper's dataset(s) {', '.join(datasets)}: no data in this run (Trustpilot, "
-                  "Twitter and Bias in Bios are not in the offline mirror; put their files in raw_dir and add them "
-                  "to the claims study to settle it)",
+        "reason": f"not tested on the paper's dataset(s) {', '.join(datasets)}: not in this run (no data offline "
+                  "for Trustpilot, Twitter and Bias in Bios: put their files in raw_dir; CelebA, Blog and AG are "
+                  "offline but were not selected). To settle it, run the claims study with them in `datasets`",
         "parts": "", "grid_points": "",
     }
 
