@@ -22,7 +22,7 @@ CONFIG_OVERRIDES += published_results=$(SHARED)/paper_results/published.csv
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit test test-slurm install dryrun lint clean
+.PHONY: run audit claims test test-slurm install dryrun lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ run: $(STAMP)
 # The empirical ε audit alone (SPEC §7; about 2 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
 	$(BIN)/snakemake --cores all epsilon_audit $(SNAKEMAKE_CONFIG)
+
+# Every claim of SPEC §6 with intervals and verdicts, plus the ε audit: the claims studies (3 seeds, CPU-sized)
+# on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
+# --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
+# make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
+CLAIMS_CONFIG ?=
+claims: $(STAMP)
+	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
 
 dryrun: $(STAMP)
 	$(BIN)/snakemake -n $(SNAKEMAKE_CONFIG)

@@ -20,6 +20,7 @@ include: "rules/measure.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
 include: "rules/audit.smk"
+include: "rules/claims.smk"
 
 
 rule all:

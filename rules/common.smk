@@ -234,8 +234,38 @@ def audit_outputs():
     return tables + [f"results/figures/extra/epsilon_audit.{ext}" for ext in ("png", "pdf")]
 
 
+# Snakemake's report menu sorts categories with localeCompare (digits before letters): "1." puts the claims
+# before CAPE, DPNR, EXTRA and FEDERATE.
+CLAIMS_CATEGORY = "1. WHAT HOLDS (CLAIMS)"
+
+
+def claims_outputs():
+    """The claims table and verdict figure, built when the first claims study runs."""
+    if config["claims_studies"][0] not in config["run_studies"]:
+        return []
+    return ["results/tables/claims.csv", "results/tables/claims.md",
+            "results/figures/claims/verdicts.png", "results/figures/claims/verdicts.pdf"]
+
+
+def claims_inputs(wildcards):
+    studies = [s for s in config["claims_studies"] if s in config["run_studies"]]
+    datasets = sorted({d for s in studies for d in study_config(s)["datasets"]})
+    inputs = {
+        "measures": [f"results/tables/studies/{s}/measures.csv" for s in studies],
+        "metas": [f"results/data/{d}/meta.json" for d in datasets],
+    }
+    if config["published_results"]:
+        inputs["published"] = config["published_results"]
+    return inputs
+
+
+def claims_seeds(wildcards):
+    return sorted({int(seed) for s in config["claims_studies"] if s in config["run_studies"] for seed in study_config(s)["seeds"]})
+
+
 def final_outputs():
     data = [f"results/data/{dataset}/meta.json" for dataset in selected_datasets()]
     artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
     audit = audit_outputs() if config["run_audit"] else []
-    return data + (["results/tables/runs.csv"] if config["run_studies"] else []) + artefacts + audit
+    runs = ["results/tables/runs.csv"] if config["run_studies"] else []
+    return data + runs + claims_outputs() + artefacts + audit

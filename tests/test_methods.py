@@ -21,7 +21,7 @@ FAST = {"batch_size": 64, "epochs": 2}  # every neural method accepts these
 GRID_PARAMS = {
     "majority": (), "nonpriv": (), "adv": ("lambda",), "adv_br": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
     "inlp": ("n_iter",), "noise": ("epsilon",), "dpnr": ("epsilon",), "cape": ("epsilon", "lambda"),
-    "federate": ("epsilon", "lambda"),
+    "federate": ("epsilon", "lambda"), "dpnr_calibrated": ("epsilon",), "cape_calibrated": ("epsilon", "lambda"),
 }
 
 
@@ -85,6 +85,9 @@ def test_privacy_layer_and_representation_dim_follow_the_papers() -> None:
     assert build("federate").privacy_layer == ("l1", 8.0) and build("noise").privacy_layer == ("l1", 8.0)
     assert build("nonpriv").privacy_layer is None and build("nonpriv").representation_dim == 50
     assert build("dpnr", {"layer": "minmax_calibrated"}).privacy_layer == ("minmax_calibrated", 0.05)
+    # the claims study's honest-ε twins: the same models with Lap(D/ε)
+    assert build("dpnr_calibrated").privacy_layer == ("minmax_calibrated", 0.05)
+    assert build("cape_calibrated").privacy_layer == ("minmax_calibrated", 0.1)
 
 
 def test_unknown_method_error_names_it_and_the_known_ones() -> None:

@@ -36,7 +36,9 @@ METHODS: dict[str, MethodSpec] = _specs(
     "inlp",
     "noise",
     "dpnr",
+    "dpnr_calibrated",
     "cape",
+    "cape_calibrated",
     "federate",
 )
 
