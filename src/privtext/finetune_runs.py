@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 
 from privtext.data import SPLITS, read_meta
-from privtext.metrics import main_task_metrics
 from privtext.provenance import versions
-from privtext.runs import _attack_in_train_job, _json_default
+from privtext.runs import _attack_in_train_job, _json_default, privacy_record, write_release
 from privtext.sampling import seeded_rows
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,6 @@ def finetune_grid_point(
     import torch
     from safetensors.torch import save_file
 
-    from privtext.accounting import epsilon_accounting
     from privtext.devices import autocast_dtype, device_record, resolve_device
     from privtext.encoders import EncoderError, load_encoder
     from privtext.finetune import (
@@ -137,15 +135,8 @@ def finetune_grid_point(
     checksum_after = parameter_checksum(loaded.model)
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    predictions, metrics = [], {}
-    for split in ("dev", "test"):
-        y_pred = model_method.predict(features[split])  # a fresh noise draw, as on frozen features
-        metrics[split] = main_task_metrics(y[split], y_pred)
-        predictions.append(pd.DataFrame({"id": frames[split]["id"].to_numpy(), "split": split, "y_true": y[split], "y_pred": y_pred}))
-    for split in SPLITS:
-        np.save(out_dir / f"released_{split}.npy", model_method.release(features[split]).astype(np.float32), allow_pickle=False)
-    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+    # From the fine-tuned encoder's features on, a point is released as a frozen-feature point is.
+    metrics = write_release(model_method, features, y, {s: frames[s]["id"].to_numpy() for s in SPLITS}, out_dir)
 
     # The released .npy are what downstream reads; the weights are for reuse on new text. Saving the fine-tuned
     # encoder is the default because it cannot be rebuilt bit for bit elsewhere (GPU kernels differ) and
@@ -160,8 +151,7 @@ def finetune_grid_point(
         "encoder_sha256_before": checksum_before, "encoder_sha256_after": checksum_after})
 
     layer = model_method.privacy_layer
-    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model_method.representation_dim, mu)
-    privacy = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
+    privacy = privacy_record(model_method, mu)
     result = {
         "dataset": meta["dataset"], "method": method, "finetune": True,
         "params": {"mu": mu, **grid_params}, "settings": dict(settings), "hyperparameters": hyperparameters,

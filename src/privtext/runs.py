@@ -71,7 +71,6 @@ def train_grid_point(
     result is left for the attack job to publish (:mod:`privtext.attack_cache`)."""
     from safetensors.torch import save_file
 
-    from privtext.accounting import epsilon_accounting
     from privtext.devices import device_record, resolve_device
     from privtext.methods import build_method, get_spec
 
@@ -95,21 +94,12 @@ def train_grid_point(
     )
     history = model.fit(train, splits["dev"])
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    predictions, metrics = [], {}
-    for split in ("dev", "test"):
-        y_pred = model.predict(splits[split].X)
-        metrics[split] = main_task_metrics(splits[split].y, y_pred)
-        predictions.append(pd.DataFrame({"id": loaded[split][1], "split": split, "y_true": splits[split].y, "y_pred": y_pred}))
-    for split in SPLITS:
-        np.save(out_dir / f"released_{split}.npy", model.release(splits[split].X).astype(np.float32), allow_pickle=False)
-    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+    metrics = write_release(model, {s: splits[s].X for s in SPLITS}, {s: splits[s].y for s in SPLITS},
+                            {s: loaded[s][1] for s in SPLITS}, out_dir)
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out_dir / "model.safetensors"))
     layer = model.privacy_layer
-    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model.representation_dim, mu)
-    # Strict JSON has no Infinity: a method without a privacy layer gives no guarantee, written as null.
-    privacy = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
+    privacy = privacy_record(model, mu)
     result = {
         "dataset": meta["dataset"],
         "method": method,
@@ -138,6 +128,33 @@ def train_grid_point(
     if attack and attack.get("attackers"):
         _attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
     return result
+
+
+def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray], ids: Mapping[str, np.ndarray],
+                  out_dir: Path) -> dict[str, dict[str, Any]]:
+    """What every trained point writes from its fitted model and its features per split: the released
+    representations of every split (fresh noise), the server's predictions on dev and test
+    (``predictions.parquet``); returns the main-task metrics of dev and test."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions, metrics = [], {}
+    for split in ("dev", "test"):
+        y_pred = model.predict(X[split])
+        metrics[split] = main_task_metrics(y[split], y_pred)
+        predictions.append(pd.DataFrame({"id": ids[split], "split": split, "y_true": y[split], "y_pred": y_pred}))
+    for split in SPLITS:
+        np.save(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32), allow_pickle=False)
+    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+    return metrics
+
+
+def privacy_record(model: Any, mu: float) -> dict[str, Any]:
+    """``epsilon_nominal``/``epsilon_effective`` of a fitted model (word dropout μ included)."""
+    from privtext.accounting import epsilon_accounting
+
+    layer = model.privacy_layer
+    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model.representation_dim, mu)
+    # Strict JSON has no Infinity: a method without a privacy layer gives no guarantee, written as null.
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
 
 
 def attack_grid_point(
