@@ -55,7 +55,9 @@ WORD_DROPOUT_DEFAULT = 0
 # It lives in the run folder's encoder segment (``minilm+finetune``), never in ``params``, so frozen points keep
 # their folders. INLP (its own algorithm over a trained encoder) and MAJORITY (no encoder) do not take it.
 FINETUNE = "finetune"
-FINETUNABLE_MODEL = "privtext.methods.base:NeuralMethod"
+# The shared architecture of SPEC §2 (encoder MLP, privacy layer, classifier, adversaries): every method's
+# model unless it has an algorithm of its own, and the only one whose encoder can be fine-tuned.
+SHARED_ARCHITECTURE = "privtext.methods.base:NeuralMethod"
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class MethodSpec:
     name: str
     grid_params: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    model: str = "privtext.methods.base:NeuralMethod"
+    model: str = SHARED_ARCHITECTURE
 
     def __post_init__(self) -> None:
         unknown = [p for p in self.grid_params if p not in GRID_PARAMS or p == WORD_DROPOUT]
@@ -90,7 +92,7 @@ class MethodSpec:
     @property
     def finetunable(self) -> bool:
         """Whether the text encoder can be fine-tuned with this method's head (the shared architecture)."""
-        return self.model == FINETUNABLE_MODEL
+        return self.model == SHARED_ARCHITECTURE
 
     @property
     def option_names(self) -> list[str]:
