@@ -96,3 +96,27 @@ def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tm
     assert not (tmp_path / "a.json").exists()
     np.save(tmp_path / "released_test.npy", np.ones((3, 2), dtype=np.float32))
     assert publish(tmp_path, tmp_path / "a.json", key) and (tmp_path / "a.json").exists()
+
+
+def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_nor_dynamo(demo_point, tmp_path):
+    """The fixed cost of every train job (issue 12): the job, attackers included, never loads scikit-learn and
+    scipy (~0.6 s) or torch._dynamo (~0.7 s). (pandas stays: pyarrow imports it whenever it builds or converts
+    an array, so reading and writing Parquet costs the pandas import either way.)"""
+    import subprocess
+    import sys
+
+    root, features = demo_point
+    job = f"""
+import sys
+from pathlib import Path
+from privtext.runs import train_grid_point
+train_grid_point(data_dir=Path({str(root / 'data')!r}), features={ {s: str(p) for s, p in features.items()}!r},
+                 out_dir=Path({str(tmp_path)!r}), method="federate", grid_params={{"epsilon": 2.0, "lambda": 1.0}},
+                 settings={{"epochs": 2}}, mu=0.0, seed=5,
+                 attack={{"attackers": ["mlp", "sklearn_mlp", "linear"], "max_train": None, "device": "cpu"}})
+print(sorted(m for m in ("sklearn", "scipy", "torch._dynamo", "torch") if m in sys.modules))
+"""
+    result = subprocess.run([sys.executable, "-c", job], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "attack_precomputed.json").exists()  # the attackers did run in this process
+    assert result.stdout.strip().splitlines()[-1] == "['torch']"

@@ -9,6 +9,10 @@ selected on another and scored on test. Three are available (``ATTACKERS``):
   the FEDERATE code, trained on dev only, scored on test; it never reads the train split.
 - ``linear``: StandardScaler + ``LogisticRegression`` trained on train, ``C`` chosen on dev from a grid.
 
+The scikit-learn estimators run as their numpy ports in :mod:`privtext.estimators` (held to scikit-learn
+by its tests): these attackers run inside every train job, and importing scikit-learn would cost more
+than the linear attack itself.
+
 Every attacker standardises with statistics of its own training data: this is post-processing of the
 release, so it cannot change the DP guarantee, and it keeps optimisation stable when Laplace noise makes
 coordinates large.
@@ -23,13 +27,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from privtext import metrics
+from privtext.estimators import AdamMLPClassifier, Standardiser, fit_logistic_regression
 from privtext.devices import resolve_device
 from privtext.sampling import seeded_rows
 from privtext.threads import limited_threads
@@ -70,7 +70,7 @@ class TorchMLPAttacker:
         # (-100 is ignored by the dev loss and never equals a prediction).
         position = np.clip(np.searchsorted(classes, data.y_select), 0, len(classes) - 1)
         y_select = np.where(classes[position] == data.y_select, position, -100)
-        scaler = StandardScaler().fit(data.X_fit)
+        scaler = Standardiser().fit(data.X_fit)
         device = resolve_device(self.device)
 
         def tensors(X: np.ndarray) -> torch.Tensor:
@@ -113,25 +113,37 @@ class SklearnMLPAttacker:
     select_split: str | None = field(default=None, init=False)
 
     def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        scaler = Standardiser().fit(data.X_fit)
+        X_fit, X_test = scaler.transform(data.X_fit), scaler.transform(data.X_test)
+        if self.early_stopping:
+            return self._fit_predict_early_stopping(X_fit, data.y_fit, X_test, seed)
+        model = AdamMLPClassifier(hidden_layer_sizes=self.hidden_layer_sizes, alpha=self.alpha,
+                                  max_iter=self.max_iter, random_state=seed).fit(X_fit, data.y_fit)
+        info = {"n_iter": model.n_iter_, "converged": model.converged_, "early_stopping": False}
+        return model.predict(X_test), info
+
+    def _fit_predict_early_stopping(self, X_fit: np.ndarray, y_fit: np.ndarray, X_test: np.ndarray,
+                                    seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+        """scikit-learn's own estimator for this option (not in FEDERATE's code; its stratified validation
+        split is not part of the port)."""
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
         # sklearn's early-stopping split is stratified and fails when a class has a single example.
-        early_stopping = self.early_stopping and np.unique(data.y_fit, return_counts=True)[1].min() >= 2
-        model = make_pipeline(
-            StandardScaler(),
-            MLPClassifier(
-                hidden_layer_sizes=self.hidden_layer_sizes, alpha=self.alpha, max_iter=self.max_iter,
-                early_stopping=bool(early_stopping), random_state=seed,
-            ),
-        )
+        early_stopping = bool(np.unique(y_fit, return_counts=True)[1].min() >= 2)
+        model = MLPClassifier(hidden_layer_sizes=self.hidden_layer_sizes, alpha=self.alpha, max_iter=self.max_iter,
+                              early_stopping=early_stopping, random_state=seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            model.fit(data.X_fit, data.y_fit)
+            model.fit(X_fit, y_fit)
         converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        info = {"n_iter": int(model[-1].n_iter_), "converged": converged, "early_stopping": bool(early_stopping)}
-        return model.predict(data.X_test), info
+        return model.predict(X_test), {"n_iter": int(model.n_iter_), "converged": converged,
+                                       "early_stopping": early_stopping}
 
     def config(self) -> dict[str, Any]:
         return {
-            "kind": "sklearn MLPClassifier (StandardScaler first)", "hidden_layer_sizes": list(self.hidden_layer_sizes),
+            "kind": "scikit-learn's MLPClassifier with Adam (privtext.estimators; scikit-learn itself with "
+                    "early_stopping), StandardScaler first", "hidden_layer_sizes": list(self.hidden_layer_sizes),
             "alpha": self.alpha, "max_iter": self.max_iter, "early_stopping": self.early_stopping,
             "selection": "held-out tenth of dev" if self.early_stopping else None,
         }
@@ -152,15 +164,13 @@ class LinearAttacker:
     select_split: str | None = field(default="dev", init=False)
 
     def fit_predict(self, data: AttackData, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
-        scaler = StandardScaler().fit(data.X_fit)
+        scaler = Standardiser().fit(data.X_fit)
         X_fit, X_sel = scaler.transform(data.X_fit), scaler.transform(data.X_select)
         models, dev_accuracy = {}, {}
 
         def fit(c: float) -> None:
-            model = LogisticRegression(C=c, max_iter=self.max_iter, random_state=seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)  # lbfgs at max_iter is still a valid attacker
-                model.fit(X_fit, data.y_fit)
+            # lbfgs at max_iter is still a valid attacker (converged=False, as scikit-learn's warning said)
+            model = fit_logistic_regression(X_fit, data.y_fit, c, max_iter=self.max_iter)
             models[c], dev_accuracy[c] = model, float(np.mean(model.predict(X_sel) == data.y_select))
 
         for c in sorted(self.c_grid):
@@ -181,7 +191,7 @@ class LinearAttacker:
 
     def config(self) -> dict[str, Any]:
         return {
-            "kind": "LogisticRegression (StandardScaler first)", "c_grid": list(self.c_grid),
+            "kind": "scikit-learn's LogisticRegression, lbfgs (privtext.estimators), StandardScaler first", "c_grid": list(self.c_grid),
             "max_extensions": self.max_extensions, "max_iter": self.max_iter,
             "selection": "C with best dev accuracy; the grid extends by a decade past an edge that wins",
         }
