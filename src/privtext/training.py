@@ -135,8 +135,9 @@ def train(
         # Shuffled on the CPU generator whatever the device, so a seed gives the same batches everywhere.
         order = torch.randperm(n, generator=generator).to(train_data.y.device)
         # One gather per epoch; a batch is then a view of consecutive rows (the same rows as order[i:j]).
-        x_all, y_all = train_data.x[order], train_data.y[order]
-        z_all = {k: v[order] for k, v in train_data.z.items()}
+        # (index_select: the same rows as x[order], twice as fast on the CPU)
+        x_all, y_all = train_data.x.index_select(0, order), train_data.y.index_select(0, order)
+        z_all = {k: v.index_select(0, order) for k, v in train_data.z.items()}
         total = torch.zeros((), dtype=torch.float64, device=train_data.y.device)
         batches = 0
         for start in range(0, n, settings.batch_size):
