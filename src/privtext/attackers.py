@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from privtext import metrics
-from privtext.estimators import AdamMLPClassifier, Standardiser, fit_logistic_regression
 from privtext.devices import resolve_device
+from privtext.estimators import AdamMLPClassifier, Standardiser, fit_logistic_regression
 from privtext.sampling import seeded_rows
 from privtext.threads import limited_threads
 
