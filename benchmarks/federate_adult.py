@@ -17,7 +17,8 @@ repeats (min–max beside them):
   the attackers' seconds inside the train job plus the attack job that publishes their result (process start
   to exit); with ``--separate-attack-job`` (the code before issue 12), the attack job's whole process;
 - ``test_accuracy``: FEDERATE's main-task test accuracy (it must not drop for speed), and each attacker's
-  test accuracy on ``sex`` (``leakage_*``).
+  test accuracy on ``sex`` (``leakage_*``); ``--accuracy-seeds N`` adds the mean over N seeds, since one
+  seed's accuracy moves by about ±0.006 with the noise drawn (which changed with the noise sampler).
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ training.train = timed
 import privtext.methods.base as base
 base.train = timed
 workdir, threads, grid, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+seed = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 metrics = train_grid_point(
     data_dir=f"{workdir}/results/data/adult", features={s: f"{workdir}/FEATURES/{s}.npy" for s in ("train", "dev", "test")},
-    out_dir=f"{workdir}/RUN_DIR", method="federate", grid_params=grid, settings={}, mu=0.0, seed=10,
+    out_dir=f"{workdir}/RUN_DIR".replace("seed~10", f"seed~{seed}"), method="federate", grid_params=grid, settings={},
+    mu=0.0, seed=seed,
     threads=threads, max_train=None, **({"attack": attack} if attack else {}))
 stamps["done"] = time.time()
 print(json.dumps({"stamps": stamps, "test_accuracy": metrics["test"]["accuracy"]}), flush=True)
@@ -139,6 +142,9 @@ def main() -> None:
     parser.add_argument("--data-mirror", type=Path, default=PROJECT_ROOT.parent / "shared" / "data")
     parser.add_argument("--separate-attack-job", action="store_true",
                         help="attack in a job of its own (the code before attacks ran in the train job)")
+    parser.add_argument("--accuracy-seeds", type=int, default=0, metavar="N",
+                        help="then train seeds 10 … 10+N−1 (no attackers) and print their test accuracy's mean and "
+                             "standard deviation: one seed's accuracy moves by ±0.006 with the noise drawn")
     args = parser.parse_args()
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -169,6 +175,13 @@ def main() -> None:
     for name in rows[0]:
         values = [r[name] for r in rows]
         print(f"{name:>24}: {statistics.median(values):8.3f}   (min {min(values):.3f}, max {max(values):.3f})")
+    if args.accuracy_seeds:
+        seeds = range(10, 10 + args.accuracy_seeds)
+        accuracies = [run_job(TRAIN_JOB, str(workdir), str(args.threads), json.dumps(GRID), "{}", str(seed))[2]
+                      ["test_accuracy"] for seed in seeds]
+        spread = statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0
+        print(f"{'test_accuracy_seeds':>24}: {statistics.mean(accuracies):8.4f}   (sd {spread:.4f}, seeds "
+              f"{seeds.start}-{seeds.stop - 1}: {' '.join(f'{a:.4f}' for a in accuracies)})")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,19 @@ def test_dropout_drops_at_its_rate_and_preserves_the_mean() -> None:
     assert out.mean().item() == pytest.approx(1.0, abs=0.005)
 
 
+def test_dropout_masks_follow_the_seed_and_are_fresh_on_every_call() -> None:
+    def masks(seed: int) -> list[torch.Tensor]:
+        torch.manual_seed(seed)
+        first, second = Dropout(0.3).train(), Dropout(0.3).train()
+        x = torch.ones(2000, dtype=torch.float64)
+        return [first(x) == 0, first(x) == 0, second(x) == 0]
+
+    a, b = masks(4), masks(4)
+    assert all(torch.equal(m, n) for m, n in zip(a, b))
+    assert not torch.equal(a[0], a[1]) and not torch.equal(a[0], a[2])  # fresh bits on every call
+    assert not torch.equal(a[0], masks(5)[0])
+
+
 def test_dropout_is_identity_in_eval_mode() -> None:
     x = torch.randn(10)
     assert torch.equal(Dropout(0.5).eval()(x), x)

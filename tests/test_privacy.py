@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -151,3 +152,20 @@ def test_unknown_layer_is_rejected_with_known_names() -> None:
 def test_layer_rejects_wrong_dimension() -> None:
     with pytest.raises(ValueError, match="last dimension 4"):
         PrivacyLayer("l1", 1.0, 4, seed=0)(torch.zeros(2, 5))
+
+
+def test_a_numpy_generator_draws_the_laplace_law_with_the_requested_scale() -> None:
+    from scipy import stats
+
+    noise = laplace_noise((200_000,), 1.7, np.random.default_rng(0), dtype=torch.float64).numpy()
+    assert stats.kstest(noise, stats.laplace(scale=1.7).cdf).pvalue > 0.01
+    assert np.abs(noise).mean() == pytest.approx(1.7, rel=0.01)
+    assert (noise > 0).mean() == pytest.approx(0.5, abs=0.005)
+    assert np.abs(noise).max() > 10 * 1.7  # float64 tails: P(|X| > 10·scale) = e^-10, ~9 of 200,000 draws
+
+
+def test_a_seeded_numpy_generator_reproduces_the_noise_in_every_dtype() -> None:
+    draw = lambda dtype: laplace_noise((64, 5), 0.3, np.random.default_rng(7), dtype=dtype)  # noqa: E731
+    assert torch.equal(draw(torch.float32), draw(torch.float32))
+    assert draw(torch.float32).dtype == torch.float32 and draw(torch.float64).dtype == torch.float64
+    assert torch.equal(draw(torch.float64).float(), draw(torch.float32))

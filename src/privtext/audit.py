@@ -30,7 +30,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtext.accounting import epsilon_accounting
-from privtext.privacy import PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy import NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
 
 TESTS = ("likelihood_ratio", "logistic_regression")
 COLUMNS = ["mechanism", "D", "epsilon_nominal", "epsilon_effective", "epsilon_lower", "samples", "test"]
@@ -46,9 +46,9 @@ def _tile(x: np.ndarray, n: int) -> torch.Tensor:
     return torch.from_numpy(np.tile(x.astype(np.float64), (n, 1)))
 
 
-def _project_layer(kind: str) -> Callable[[float, int, torch.Generator], Release]:
+def _project_layer(kind: str) -> Callable[[float, int, NoiseGenerator], Release]:
     """The layer exactly as the pipeline runs it (float64 so the audit is not about float32 rounding)."""
-    def build(epsilon: float, dim: int, generator: torch.Generator) -> Release:
+    def build(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
         layer = PrivacyLayer(kind, epsilon, dim, generator=generator)
 
         def release(x: np.ndarray, n: int) -> np.ndarray:
@@ -58,7 +58,7 @@ def _project_layer(kind: str) -> Callable[[float, int, torch.Generator], Release
     return build
 
 
-def dpnr_code_release(epsilon: float, dim: int, generator: torch.Generator) -> Release:
+def dpnr_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
     """What not to do (DPNR's code, noise of shape [batch, 1]): min-max, then ONE Lap(1/ε) scalar per example
     added to every coordinate. The min of a min-max vector is 0, so ``o − min(o)`` gives the vector back
     exactly: the release hides nothing (not DP at any ε)."""
@@ -68,7 +68,7 @@ def dpnr_code_release(epsilon: float, dim: int, generator: torch.Generator) -> R
     return release
 
 
-def cape_code_release(epsilon: float, dim: int, generator: torch.Generator) -> Release:
+def cape_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
     """What not to do (CAPE's code): ONE Lap(1/ε) vector drawn when the model is built and added to every
     example, so outputs are a deterministic function of the input (not DP at any ε)."""
     constant = laplace_noise((1, dim), 1.0 / epsilon, generator, dtype=torch.float64)
@@ -78,7 +78,7 @@ def cape_code_release(epsilon: float, dim: int, generator: torch.Generator) -> R
     return release
 
 
-def federate_code_release(epsilon: float, dim: int, generator: torch.Generator) -> Release:
+def federate_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
     """What not to do (FEDERATE's code): L2 normalisation with Lap(2/ε) noise. Unit-L2 vectors differ by up to
     2√D in L1 (u vs −u), so the guarantee is √D·ε, not ε."""
     def release(x: np.ndarray, n: int) -> np.ndarray:
@@ -88,7 +88,7 @@ def federate_code_release(epsilon: float, dim: int, generator: torch.Generator) 
     return release
 
 
-def laplace_release(epsilon: float, dim: int, generator: torch.Generator) -> Release:
+def laplace_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
     """Textbook Laplace mechanism on a scalar of sensitivity 1: exactly ε-DP (the audit's calibration check)."""
     def release(x: np.ndarray, n: int) -> np.ndarray:
         return (_tile(x, n) + laplace_noise((n, 1), 1.0 / epsilon, generator, dtype=torch.float64)).numpy()
@@ -131,7 +131,7 @@ class Mechanism:
     ``shared_shift`` (one scalar on every coordinate: undo it by subtracting the min) or ``fixed_offset``
     (a constant the auditor learns from the calibration half)."""
 
-    build: Callable[[float, int, torch.Generator], Release]
+    build: Callable[[float, int, NoiseGenerator], Release]
     pair: Callable[[int], tuple[np.ndarray, np.ndarray]]
     scale: Callable[[float, int], float]
     epsilon_effective: Callable[[float, int], float]
@@ -257,11 +257,12 @@ def likelihood_ratio(outputs: np.ndarray, centre_a: np.ndarray, centre_b: np.nda
 Scorer = Callable[[np.ndarray], np.ndarray]
 
 
-def _generator(seed: int, name: str, epsilon: float, dim: int) -> torch.Generator:
-    """One stream per (mechanism, ε, D), whatever else is audited, so any row can be rerun alone."""
+def _generator(seed: int, name: str, epsilon: float, dim: int) -> np.random.Generator:
+    """One stream per (mechanism, ε, D), whatever else is audited, so any row can be rerun alone; numpy's
+    PCG64, as :class:`~privtext.privacy.PrivacyLayer` draws its noise, so the audit checks the sampler the
+    pipeline runs."""
     entropy = [seed, zlib.crc32(name.encode()), dim, zlib.crc32(repr(float(epsilon)).encode())]
-    return torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
-
+    return np.random.default_rng(np.random.SeedSequence(entropy))
 
 def _fit_tests(mechanism: Mechanism, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
                scale: float, logistic_samples: int) -> dict[str, Scorer]:
