@@ -96,6 +96,20 @@ def test_bootstrap_interval_contains_the_mean_and_std_is_over_seeds():
     assert summary["ci_low"] <= 0.3 <= summary["ci_high"] and summary["ci_low"] < summary["ci_high"]
 
 
+def test_the_summarisers_interval_on_cases_whose_interval_is_known():
+    # Seeds {0, 1}: a resample's mean is 0, 0.5 or 1 with probabilities 1/4, 1/2, 1/4, so the 2.5th and 97.5th
+    # percentiles of the bootstrap distribution are exactly 0 and 1.
+    two = summarise_over_seeds(pd.DataFrame({"seed": [10, 20], "v": [0.0, 1.0]}), ["v"]).iloc[0]
+    assert (two["ci_low"], two["ci_high"]) == (0.0, 1.0)
+    # Many seeds of a normal sample: the percentile bootstrap of the mean is the normal interval
+    # mean ± 1.96·s/√n to within a few percent of its width.
+    values = np.random.default_rng(1).normal(3.0, 2.0, size=400)
+    many = summarise_over_seeds(pd.DataFrame({"seed": range(400), "v": values}), ["v"]).iloc[0]
+    half_width = 1.959964 * values.std(ddof=1) / np.sqrt(len(values))
+    assert many["ci_low"] == pytest.approx(values.mean() - half_width, abs=0.05 * half_width)
+    assert many["ci_high"] == pytest.approx(values.mean() + half_width, abs=0.05 * half_width)
+
+
 def test_paired_test_on_a_hand_made_case():
     a = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     differences = np.array([0.1, 0.2, 0.15, 0.3, 0.25])  # mean 0.2, sd sqrt(0.00625): t = 4·sqrt(2)
