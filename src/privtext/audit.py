@@ -264,6 +264,7 @@ def _generator(seed: int, name: str, epsilon: float, dim: int) -> np.random.Gene
     entropy = [seed, zlib.crc32(name.encode()), dim, zlib.crc32(repr(float(epsilon)).encode())]
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
+
 def _fit_tests(mechanism: Mechanism, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
                scale: float, logistic_samples: int) -> dict[str, Scorer]:
     """Both tests, fitted on the first calibration chunk; larger scores mean "input b"."""

@@ -69,6 +69,7 @@ class Adam:
             torch._foreach_add_(denoms, self.eps)
             torch._foreach_addcdiv_(params, exp_avgs, denoms, value=-step_size)
 
+
 def adam(params: Iterable[torch.nn.Parameter], lr: float, weight_decay: float = 0.0) -> Adam:
     return Adam(params, lr=lr, weight_decay=weight_decay)
 

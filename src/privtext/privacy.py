@@ -16,14 +16,12 @@ normalised vectors in [0,1]^D differ by up to D in L1 (FEDERATE, Appendix C).
 from __future__ import annotations
 
 import math
-from typing import Union
 
 import numpy as np
 import torch
 from torch import nn
 
 LAYERS = ("minmax", "minmax_calibrated", "l1")
-
 
 
 def _check_kind(kind: str) -> None:
@@ -69,7 +67,7 @@ def l1_normalise(v: torch.Tensor) -> torch.Tensor:
 NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise}
 
 
-NoiseGenerator = Union[np.random.Generator, torch.Generator]
+NoiseGenerator = np.random.Generator | torch.Generator
 
 
 def laplace_noise(
@@ -114,6 +112,7 @@ def laplace_noise(
     else:
         noise.log_()
     return noise.mul_(u.sign_()).mul_(-scale).to(device=device, dtype=dtype)
+
 
 def sensitivity(kind: str, dim: int) -> float:
     """True L1 sensitivity of the normalised vector of layer ``kind`` in dimension ``dim``."""
