@@ -14,10 +14,15 @@ ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
 }
 
 
-def make_activation(name: str) -> nn.Module:
-    """The activation module called ``name`` (relu, tanh or linear)."""
+def make_activation(name: str, *, after_linear: bool = False) -> nn.Module:
+    """The activation module called ``name`` (relu, tanh or linear). ``after_linear``: its input is a linear
+    layer's fresh output that nothing else reads, so ReLU may overwrite it (autograd allows it: a linear
+    layer's backward does not read its output). That spares allocating, and faulting in, one array per layer
+    per step; the values are the same."""
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; known: {', '.join(ACTIVATIONS)}")
+    if name == "relu" and after_linear:
+        return nn.ReLU(inplace=True)
     return ACTIVATIONS[name]()
 
 
@@ -60,7 +65,7 @@ def mlp(sizes: Sequence[int], dropout: float, activation: str = "relu") -> nn.Se
         raise ValueError(f"an MLP needs at least input and output sizes, got {list(sizes)}")
     layers: list[nn.Module] = []
     for n_in, n_out in zip(sizes[:-2], sizes[1:-1]):
-        layers += [nn.Linear(n_in, n_out), make_activation(activation), Dropout(dropout)]
+        layers += [nn.Linear(n_in, n_out), make_activation(activation, after_linear=True), Dropout(dropout)]
     layers.append(nn.Linear(sizes[-2], sizes[-1]))
     return nn.Sequential(*layers)
 
@@ -81,7 +86,7 @@ class MLPEnsemble(nn.Module):
             bound = 1.0 / math.sqrt(n_in)
             self.weights.append(nn.Parameter(torch.empty(k, n_in, n_out).uniform_(-bound, bound)))
             self.biases.append(nn.Parameter(torch.empty(k, n_out).uniform_(-bound, bound)))
-        self.activation, self.dropout = make_activation(activation), Dropout(dropout)
+        self.activation, self.dropout = make_activation(activation, after_linear=True), Dropout(dropout)
 
     def _linear(self, layer: int, h: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weights[layer], self.biases[layer]

@@ -47,9 +47,8 @@ def minmax_normalise(v: torch.Tensor) -> torch.Tensor:
     """
     low = v.amin(dim=-1, keepdim=True)
     span = v.amax(dim=-1, keepdim=True) - low
-    degenerate = span <= 0
-    scaled = (v - low) / torch.where(degenerate, torch.ones_like(span), span)
-    return torch.where(degenerate, torch.zeros_like(scaled), scaled)
+    # A zero span means v - low is exactly 0 in every coordinate, so dividing by 1 instead gives the zeros.
+    return (v - low) / torch.where(span <= 0, torch.ones_like(span), span)
 
 
 def l1_normalise(v: torch.Tensor) -> torch.Tensor:
@@ -59,9 +58,8 @@ def l1_normalise(v: torch.Tensor) -> torch.Tensor:
     The zero vector maps to zeros, whose norm 0 ≤ 1 keeps the bound.
     """
     norm = v.abs().sum(dim=-1, keepdim=True)
-    degenerate = norm <= 0
-    scaled = v / torch.where(degenerate, torch.ones_like(norm), norm)
-    return torch.where(degenerate, torch.zeros_like(scaled), scaled)
+    # A zero norm means v is the zero vector, so dividing by 1 instead gives the zeros.
+    return v / torch.where(norm <= 0, torch.ones_like(norm), norm)
 
 
 NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise}
