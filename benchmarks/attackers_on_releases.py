@@ -10,20 +10,34 @@
     .venv/bin/python benchmarks/attackers_on_releases.py compare old.csv new.csv
 
 Both write one row per cell with the attacker's test accuracy, its seconds and the sha256 of the point's
-``released_test.npy``; ``compare`` refuses two files whose releases differ (then the attackers did not see
-the same data). ``attack`` reruns the attackers of the config (``--attackers``, default ``mlp sklearn_mlp
-linear``) with the point's own seed and ``--max-train`` (the default config's 10,000), as the attack rule does.
+``released_test.npy``, and beside the CSV (``<out>.correct.npz``) which test examples the attacker got right.
+``compare`` refuses two files whose releases differ (then the attackers did not see the same data).
+``attack`` reruns the attackers of the config (``--attackers``, default ``mlp sklearn_mlp linear``) with the
+point's own seed and ``--max-train`` (the default config's 10,000), as the attack rule does, through
+``privtext.runs.attack_grid_point``, which every version of the code since the attackers exist has.
+
+Two attackers that differ only in floating-point rounding cannot be held to "the same or higher" test
+accuracy cell by cell: a few test predictions flip either way. So ``compare`` also asks, per cell, whether
+the new attacker is weaker than the old beyond chance: the exact one-sided McNemar test on the test examples
+the two attackers disagree on (b = only the old one right, c = only the new one right; under "equally strong"
+each disagreement is a fair coin, and p = P(Bin(b + c, 1/2) >= b)), with Holm's correction over all cells.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
+import math
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
 
 FIELDS = ("point", "attacker", "attribute", "accuracy", "seconds", "released_test_sha256")
 
@@ -35,42 +49,89 @@ def _points(results: Path, datasets: list[str], marker: str) -> list[Path]:
     return points
 
 
-def _rows(results: Path, point: Path, attack_result: dict) -> list[dict]:
-    from privtext.provenance import sha256_file
-
-    released = sha256_file(point / "released_test.npy")
-    return [{"point": str(point.relative_to(results / "runs")), "attacker": name, "attribute": attribute,
-             "accuracy": scores["accuracy"], "seconds": round(scores["seconds"], 4), "released_test_sha256": released}
-            for name, outcome in attack_result["attackers"].items() for attribute, scores in outcome["attributes"].items()]
+def _sha256(path: Path) -> str:
+    # hashlib, not privtext.provenance: `attack` runs under older checkouts of privtext too
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _write(rows: list[dict], out: Path, points: int, started: float) -> None:
+def _cells(results: Path, point: Path, attack_result: dict) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """The point's rows and, per cell, which test examples the attacker got right (from its predictions)."""
+    released = _sha256(point / "released_test.npy")
+    name = str(point.relative_to(results / "runs"))
+    test = pq.read_table(results / "data" / point.relative_to(results / "runs").parts[0] / "test.parquet")
+    rows, correct = [], {}
+    for attacker, outcome in attack_result["attackers"].items():
+        for attribute, scores in outcome["attributes"].items():
+            rows.append({"point": name, "attacker": attacker, "attribute": attribute, "accuracy": scores["accuracy"],
+                         "seconds": round(scores["seconds"], 4), "released_test_sha256": released})
+            truth = test.column(f"z_{attribute}").to_numpy()
+            predicted = np.asarray(outcome["predictions"][attribute])
+            correct[_key(name, attacker, attribute)] = (predicted == truth).astype(np.uint8)
+    return rows, correct
+
+
+def _key(point: str, attacker: str, attribute: str) -> str:
+    return f"{point}|{attacker}|{attribute}"
+
+
+def _write(rows: list[dict], correct: dict[str, np.ndarray], out: Path, points: int, started: float) -> None:
     with open(out, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()
         writer.writerows(rows)
+    np.savez_compressed(_correct_path(out), **correct)
     print(f"{points} points, {len(rows)} cells in {time.perf_counter() - started:.1f} s -> {out}")
+
+
+def _correct_path(out: Path) -> Path:
+    return out.with_suffix(".correct.npz")
 
 
 def collect(results: Path, datasets: list[str], out: Path) -> None:
     started = time.perf_counter()
     points = _points(results, datasets, "attack.json")
-    rows = [row for point in points for row in _rows(results, point, json.loads((point / "attack.json").read_text()))]
-    _write(rows, out, len(points), started)
+    rows, correct = [], {}
+    for point in points:
+        point_rows, point_correct = _cells(results, point, json.loads((point / "attack.json").read_text()))
+        rows += point_rows
+        correct.update(point_correct)
+    _write(rows, correct, out, len(points), started)
 
 
 def attack(results: Path, datasets: list[str], attackers: list[str], max_train: int | None, out: Path) -> None:
-    from privtext.data import read_meta
-    from privtext.runs import _attack
+    from privtext.runs import attack_grid_point
 
     started = time.perf_counter()
     points = _points(results, datasets, "released_test.npy")
-    rows = []
-    for point in points:
-        data_dir = results / "data" / point.relative_to(results / "runs").parts[0]
-        seed = int(point.name.split("~")[1])
-        rows += _rows(results, point, _attack(read_meta(data_dir), data_dir, point, attackers, seed, max_train, 1, "cpu"))
-    _write(rows, out, len(points), started)
+    rows, correct = [], {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for point in points:
+            data_dir = results / "data" / point.relative_to(results / "runs").parts[0]
+            seed = int(point.name.split("~")[1])
+            result = attack_grid_point(data_dir=data_dir, run_dir=point, out_path=Path(scratch) / "attack.json",
+                                       attackers=attackers, seed=seed, max_train=max_train, threads=1)
+            point_rows, point_correct = _cells(results, point, result)
+            rows += point_rows
+            correct.update(point_correct)
+    _write(rows, correct, out, len(points), started)
+
+
+def weaker_p_value(old_only: int, new_only: int) -> float:
+    """One-sided exact McNemar p-value of "the new attacker is weaker": P(Bin(b + c, 1/2) >= b) with
+    b = ``old_only`` (test examples only the old attacker got right) and c = ``new_only``."""
+    n = old_only + new_only
+    # math.comb: exact integers for any n here (no scipy in the project's attack path)
+    return sum(math.comb(n, k) for k in range(old_only, n + 1)) / 2 ** n
+
+
+def holm(p_values: dict[Any, float], level: float = 0.05) -> set[Any]:
+    """The hypotheses Holm's step-down procedure rejects at family-wise ``level``."""
+    rejected = set()
+    for rank, (key, p) in enumerate(sorted(p_values.items(), key=lambda item: item[1])):
+        if p > level / (len(p_values) - rank):
+            break
+        rejected.add(key)
+    return rejected
 
 
 def compare(before: Path, after: Path) -> None:
@@ -87,21 +148,35 @@ def compare(before: Path, after: Path) -> None:
     if differing:
         sys.exit(f"{len(differing)} points were attacked on different releases, e.g. {differing[0]}")
     print(f"{len({k[0] for k in old})} points, the same released_test.npy in both")
+    paired = _correct_path(before).exists() and _correct_path(after).exists()
+    p_values: dict[tuple[str, str, str], float] = {}
+    if paired:
+        with np.load(_correct_path(before), allow_pickle=False) as was, np.load(_correct_path(after), allow_pickle=False) as now:
+            for key in old:
+                right_before, right_after = was[_key(*key)].astype(bool), now[_key(*key)].astype(bool)
+                p_values[key] = weaker_p_value(int((right_before & ~right_after).sum()), int((~right_before & right_after).sum()))
+    weaker = holm(p_values)
     groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for key in sorted(old):
         groups.setdefault((key[0].split("/")[0], key[1]), []).append(key)
-    print("| dataset, attacker | cells | same | higher | lower | mean accuracy before → after | seconds per cell before → after |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| dataset, attacker | cells | same | higher | lower | least p of a lower cell (weaker after Holm) "
+          "| mean accuracy before → after | seconds per cell before → after |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (dataset, attacker), keys in groups.items():
         diffs = [new[k]["accuracy"] - old[k]["accuracy"] for k in keys]
         mean = lambda values: sum(values) / len(values)  # noqa: E731
+        lower_p = [p_values[k] for k, d in zip(keys, diffs) if d < 0 and k in p_values]
+        test = f"{min(lower_p):.3f} ({sum(k in weaker for k in keys)})" if lower_p else ("—" if paired else "not paired")
         print(f"| {dataset}, {attacker} | {len(keys)} | {sum(d == 0 for d in diffs)} | {sum(d > 0 for d in diffs)} | "
-              f"{sum(d < 0 for d in diffs)} | {mean([old[k]['accuracy'] for k in keys]):.4f} → "
+              f"{sum(d < 0 for d in diffs)} | {test} | {mean([old[k]['accuracy'] for k in keys]):.4f} → "
               f"{mean([new[k]['accuracy'] for k in keys]):.4f} | {mean([old[k]['seconds'] for k in keys]):.3f} → "
               f"{mean([new[k]['seconds'] for k in keys]):.3f} |")
     lower = [(k, old[k]["accuracy"], new[k]["accuracy"]) for k in sorted(old) if new[k]["accuracy"] < old[k]["accuracy"]]
     for key, was, now in lower:
-        print(f"lower: {' '.join(key)}: {was:.4f} -> {now:.4f}")
+        p = f", one-sided exact McNemar p = {p_values[key]:.3f}" if key in p_values else ""
+        print(f"lower: {' '.join(key)}: {was:.4f} -> {now:.4f}{p}")
+    if paired:
+        print(f"cells where the new attacker is weaker beyond chance (Holm, 5% family-wise): {len(weaker)} of {len(old)}")
 
 
 def main() -> None:
