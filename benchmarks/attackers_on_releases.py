@@ -58,7 +58,7 @@ def _cells(results: Path, point: Path, attack_result: dict) -> tuple[list[dict],
     """The point's rows and, per cell, which test examples the attacker got right (from its predictions)."""
     released = _sha256(point / "released_test.npy")
     name = str(point.relative_to(results / "runs"))
-    test = pq.read_table(results / "data" / point.relative_to(results / "runs").parts[0] / "test.parquet")
+    test = pq.read_table(_data_dir(results, point) / "test.parquet")
     rows, correct = [], {}
     for attacker, outcome in attack_result["attackers"].items():
         for attribute, scores in outcome["attributes"].items():
@@ -67,6 +67,21 @@ def _cells(results: Path, point: Path, attack_result: dict) -> tuple[list[dict],
             truth = test.column(f"z_{attribute}").to_numpy()
             predicted = np.asarray(outcome["predictions"][attribute])
             correct[_key(name, attacker, attribute)] = (predicted == truth).astype(np.uint8)
+    return rows, correct
+
+
+def _data_dir(results: Path, point: Path) -> Path:
+    """The dataset folder of a point ``results/runs/<dataset>/...``."""
+    return results / "data" / point.relative_to(results / "runs").parts[0]
+
+
+def _gather(results: Path, points: list[Path], attack_result_of: Any) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Rows and correctness of every point, from ``attack_result_of(point)`` (an attack.json's content)."""
+    rows, correct = [], {}
+    for point in points:
+        point_rows, point_correct = _cells(results, point, attack_result_of(point))
+        rows += point_rows
+        correct.update(point_correct)
     return rows, correct
 
 
@@ -90,11 +105,7 @@ def _correct_path(out: Path) -> Path:
 def collect(results: Path, datasets: list[str], out: Path) -> None:
     started = time.perf_counter()
     points = _points(results, datasets, "attack.json")
-    rows, correct = [], {}
-    for point in points:
-        point_rows, point_correct = _cells(results, point, json.loads((point / "attack.json").read_text()))
-        rows += point_rows
-        correct.update(point_correct)
+    rows, correct = _gather(results, points, lambda point: json.loads((point / "attack.json").read_text()))
     _write(rows, correct, out, len(points), started)
 
 
@@ -103,16 +114,13 @@ def attack(results: Path, datasets: list[str], attackers: list[str], max_train: 
 
     started = time.perf_counter()
     points = _points(results, datasets, "released_test.npy")
-    rows, correct = [], {}
     with tempfile.TemporaryDirectory() as scratch:
-        for point in points:
-            data_dir = results / "data" / point.relative_to(results / "runs").parts[0]
-            seed = int(point.name.split("~")[1])
-            result = attack_grid_point(data_dir=data_dir, run_dir=point, out_path=Path(scratch) / "attack.json",
-                                       attackers=attackers, seed=seed, max_train=max_train, threads=1)
-            point_rows, point_correct = _cells(results, point, result)
-            rows += point_rows
-            correct.update(point_correct)
+        def attacked(point: Path) -> dict:
+            return attack_grid_point(data_dir=_data_dir(results, point), run_dir=point,
+                                     out_path=Path(scratch) / "attack.json", attackers=attackers,
+                                     seed=int(point.name.split("~")[1]), max_train=max_train, threads=1)
+
+        rows, correct = _gather(results, points, attacked)
     _write(rows, correct, out, len(points), started)
 
 
