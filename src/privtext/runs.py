@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
 from privtext.data import SPLITS, read_meta
 from privtext.metrics import main_task_metrics
+from privtext.parquet import read_columns, write_columns
 from privtext.provenance import versions
 from privtext.sampling import seeded_rows
 
@@ -28,12 +28,13 @@ def load_split(data_dir: str | Path, split: str, features: str | Path, attribute
     """Features from ``features`` (.npy) with labels ``y`` and ``z_*`` from the dataset's parquet."""
     from privtext.methods.base import Split
 
-    frame = pd.read_parquet(Path(data_dir) / f"{split}.parquet", columns=["id", "y", *[f"z_{a}" for a in attributes]])
+    columns = read_columns(Path(data_dir) / f"{split}.parquet", ["id", "y", *[f"z_{a}" for a in attributes]])
     X = np.load(features, allow_pickle=False)
-    if len(X) != len(frame):
-        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(frame)}; rebuild the embeddings")
-    Z = {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
-    return Split(X=X.astype(np.float32, copy=False), y=frame["y"].to_numpy(np.int64), Z=Z), frame["id"].to_numpy()
+    if len(X) != len(columns["y"]):
+        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(columns['y'])}; "
+                         "rebuild the embeddings")
+    Z = {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
+    return Split(X=X.astype(np.float32, copy=False), y=columns["y"].astype(np.int64, copy=False), Z=Z), columns["id"]
 
 
 def _capped(split, cap: int | None, seed: int):
@@ -136,14 +137,17 @@ def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.nd
     representations of every split (fresh noise), the server's predictions on dev and test
     (``predictions.parquet``); returns the main-task metrics of dev and test."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    predictions, metrics = [], {}
+    predictions: dict[str, list[np.ndarray]] = {"id": [], "split": [], "y_true": [], "y_pred": []}
+    metrics = {}
     for split in ("dev", "test"):
         y_pred = model.predict(X[split])
         metrics[split] = main_task_metrics(y[split], y_pred)
-        predictions.append(pd.DataFrame({"id": ids[split], "split": split, "y_true": y[split], "y_pred": y_pred}))
+        for column, values in (("id", ids[split]), ("split", np.full(len(y_pred), split, dtype=object)),
+                               ("y_true", y[split]), ("y_pred", y_pred)):
+            predictions[column].append(np.asarray(values))
     for split in SPLITS:
         np.save(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32), allow_pickle=False)
-    pd.concat(predictions, ignore_index=True).to_parquet(out_dir / "predictions.parquet", index=False)
+    write_columns(out_dir / "predictions.parquet", {k: np.concatenate(v) for k, v in predictions.items()})
     return metrics
 
 
@@ -220,8 +224,8 @@ def _json_default(value: Any) -> Any:
 
 
 def _private_labels(data_dir: Path, split: str, attributes: Sequence[str]) -> dict[str, np.ndarray]:
-    frame = pd.read_parquet(data_dir / f"{split}.parquet", columns=[f"z_{a}" for a in attributes])
-    return {a: frame[f"z_{a}"].to_numpy(np.int64) for a in attributes}
+    columns = read_columns(data_dir / f"{split}.parquet", [f"z_{a}" for a in attributes])
+    return {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
 
 
 def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: str | Path) -> dict[str, Any]:
@@ -231,16 +235,16 @@ def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: 
     started = time.perf_counter()
     data_dir = Path(data_dir)
     meta = read_meta(data_dir)
-    predictions = pd.read_parquet(Path(run_dir) / "predictions.parquet")
+    predictions = read_columns(Path(run_dir) / "predictions.parquet", ["id", "split", "y_true", "y_pred"])
     result: dict[str, Any] = {}
     for split in ("dev", "test"):
-        rows = predictions[predictions["split"] == split]
-        ids = pd.read_parquet(data_dir / f"{split}.parquet", columns=["id"])["id"].to_numpy()
-        if not np.array_equal(rows["id"].to_numpy(), ids):
+        rows = predictions["split"] == split
+        ids = read_columns(data_dir / f"{split}.parquet", ["id"])["id"]
+        if not np.array_equal(predictions["id"][rows], ids):
             raise ValueError(f"{run_dir}/predictions.parquet does not follow {data_dir}/{split}.parquet; retrain")
         result[split] = fairness_report(
-            rows["y_true"].to_numpy(),
-            rows["y_pred"].to_numpy(),
+            predictions["y_true"][rows],
+            predictions["y_pred"][rows],
             _private_labels(data_dir, split, list(meta["private_attributes"])),
             meta["attribute_kinds"],
             label_names=meta["label_names"],
