@@ -44,6 +44,7 @@ RUN_DIR = "results/runs/adult/features/federate/mu~0/epsilon~8/lambda~0.5/seed~1
 TRAIN_JOB = """
 import json, sys, time
 stamps = {"started": time.time()}
+START
 from privtext import training
 from privtext.runs import train_grid_point
 _train = training.train
@@ -84,6 +85,7 @@ EXIT
 ATTACK_JOB = """
 import json, sys, time
 stamps = {"started": time.time()}
+START
 from privtext.runs import attack_grid_point
 workdir, threads, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 result = attack_grid_point(data_dir=f"{workdir}/results/data/adult", run_dir=f"{workdir}/RUN_DIR",
@@ -95,8 +97,16 @@ EXIT
 """.replace("RUN_DIR", RUN_DIR)
 
 
-# Jobs end as the workflow scripts end them (privtext.logs.finish_job: no interpreter teardown), where the
-# code has it.
+# Jobs start and end as the workflow scripts do (privtext.allocator.keep_freed_memory; privtext.logs.finish_job:
+# no interpreter teardown), where the code has them.
+START = """
+try:
+    from privtext.allocator import keep_freed_memory
+except ImportError:
+    keep_freed_memory = None
+if keep_freed_memory:
+    keep_freed_memory()
+"""
 EXIT = """
 try:
     from privtext.logs import finish_job
@@ -105,7 +115,8 @@ except ImportError:
 if finish_job:
     finish_job()
 """
-TRAIN_JOB, ATTACK_JOB, PUBLISH_JOB = (job.replace("EXIT", EXIT) for job in (TRAIN_JOB, ATTACK_JOB, PUBLISH_JOB))
+TRAIN_JOB, ATTACK_JOB, PUBLISH_JOB = (job.replace("START", START).replace("EXIT", EXIT)
+                                     for job in (TRAIN_JOB, ATTACK_JOB, PUBLISH_JOB))
 
 
 def build_inputs(workdir: Path, mirror: Path) -> None:

@@ -11,7 +11,10 @@ run_dir = Path(snakemake.input.released_train).parent
 seed = int(snakemake.wildcards.seed)
 key = attack_key(run_dir, attackers=snakemake.params.attackers, seed=seed, max_train=snakemake.params.max_train)
 if not publish(run_dir, snakemake.output[0], key):
+    from privtext.allocator import keep_freed_memory
     from privtext.runs import attack_grid_point
+
+    keep_freed_memory()
 
     attack_grid_point(
         data_dir=Path(snakemake.input.meta).parent,

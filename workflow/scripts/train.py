@@ -3,11 +3,13 @@ segment `{encoder}+finetune`); write model, releases, predictions, metrics."""
 
 from pathlib import Path
 
+from privtext.allocator import keep_freed_memory
 from privtext.grid import GridPoint
 from privtext.logs import finish_job, setup_logging
 from privtext.runs import train_grid_point
 
 setup_logging(snakemake.log[0])
+keep_freed_memory()  # a training loop's arrays are reused, not faulted in again every step
 common = dict(
     data_dir=Path(snakemake.input.meta).parent,
     out_dir=Path(snakemake.output.metrics).parent,
