@@ -122,8 +122,11 @@ def train(
         inner = [p for p in model.adversary_parameters() if p.requires_grad]
     inner_ids = {id(p) for p in inner}
     parameters = [p for p in model.parameters() if p.requires_grad and id(p) not in inner_ids]
-    optimizer = make_optimizer(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
-    inner_optimizer = make_optimizer(inner, lr=settings.lr, weight_decay=settings.weight_decay) if inner else None
+    # flatten: one Adam step is a few operations on whole buffers (privtext.optim); these models own their
+    # parameters, and each parameter goes to one of the two optimisers
+    optimizer = make_optimizer(parameters, lr=settings.lr, weight_decay=settings.weight_decay, flatten=True)
+    inner_optimizer = (make_optimizer(inner, lr=settings.lr, weight_decay=settings.weight_decay, flatten=True)
+                       if inner else None)
     n = len(train_data)
     records: list[dict[str, float]] = []
     best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
