@@ -1,7 +1,7 @@
 """Columns of a Parquet table as numpy arrays, read and written with pyarrow alone.
 
-Why not pandas or pyarrow's own numpy conversions: the jobs of every grid point (train, attack, fairness,
-MDL) read a few label columns and write one small table, and importing pandas costs them 0.5 s each here.
+Why not pandas or pyarrow's own numpy conversions: a grid point's train, attack and fairness jobs read a few
+label columns and write one small table, and importing pandas cost each of them 0.5 s here.
 pyarrow imports pandas too whenever it converts between Arrow and numpy (``to_numpy``, ``pa.array``, reading
 a file's pandas metadata; there is no switch), so this module moves the data through Arrow's buffers
 (``Array.buffers``, ``Array.from_buffers``), which pyarrow documents and which import nothing. It handles the

@@ -28,13 +28,19 @@ def load_split(data_dir: str | Path, split: str, features: str | Path, attribute
     """Features from ``features`` (.npy) with labels ``y`` and ``z_*`` from the dataset's parquet."""
     from privtext.methods.base import Split
 
-    columns = read_columns(Path(data_dir) / f"{split}.parquet", ["id", "y", *[f"z_{a}" for a in attributes]])
+    named, Z = _label_columns(data_dir, split, attributes, "id", "y")
     X = np.load(features, allow_pickle=False)
-    if len(X) != len(columns["y"]):
-        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(columns['y'])}; "
+    if len(X) != len(named["y"]):
+        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(named['y'])}; "
                          "rebuild the embeddings")
-    Z = {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
-    return Split(X=X.astype(np.float32, copy=False), y=columns["y"].astype(np.int64, copy=False), Z=Z), columns["id"]
+    return Split(X=X.astype(np.float32, copy=False), y=named["y"].astype(np.int64, copy=False), Z=Z), named["id"]
+
+
+def _label_columns(data_dir: str | Path, split: str, attributes: Sequence[str],
+                   *names: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The columns ``names`` of a split's parquet, and each private attribute's labels (int64), in one read."""
+    columns = read_columns(Path(data_dir) / f"{split}.parquet", [*names, *[f"z_{a}" for a in attributes]])
+    return {n: columns[n] for n in names}, {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
 
 
 def _capped(split, cap: int | None, seed: int):
@@ -137,17 +143,17 @@ def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.nd
     representations of every split (fresh noise), the server's predictions on dev and test
     (``predictions.parquet``); returns the main-task metrics of dev and test."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    predictions: dict[str, list[np.ndarray]] = {"id": [], "split": [], "y_true": [], "y_pred": []}
-    metrics = {}
-    for split in ("dev", "test"):
-        y_pred = model.predict(X[split])
-        metrics[split] = main_task_metrics(y[split], y_pred)
-        for column, values in (("id", ids[split]), ("split", np.full(len(y_pred), split, dtype=object)),
-                               ("y_true", y[split]), ("y_pred", y_pred)):
-            predictions[column].append(np.asarray(values))
+    scored = ("dev", "test")
+    y_pred = {split: model.predict(X[split]) for split in scored}
+    metrics = {split: main_task_metrics(y[split], y_pred[split]) for split in scored}
     for split in SPLITS:
         np.save(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32), allow_pickle=False)
-    write_columns(out_dir / "predictions.parquet", {k: np.concatenate(v) for k, v in predictions.items()})
+    write_columns(out_dir / "predictions.parquet", {
+        "id": np.concatenate([ids[split] for split in scored]),
+        "split": np.concatenate([np.full(len(y_pred[split]), split, dtype=object) for split in scored]),
+        "y_true": np.concatenate([y[split] for split in scored]),
+        "y_pred": np.concatenate([y_pred[split] for split in scored]),
+    })
     return metrics
 
 
@@ -224,8 +230,7 @@ def _json_default(value: Any) -> Any:
 
 
 def _private_labels(data_dir: Path, split: str, attributes: Sequence[str]) -> dict[str, np.ndarray]:
-    columns = read_columns(data_dir / f"{split}.parquet", [f"z_{a}" for a in attributes])
-    return {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
+    return _label_columns(data_dir, split, attributes)[1]
 
 
 def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: str | Path) -> dict[str, Any]:
@@ -239,13 +244,13 @@ def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: 
     result: dict[str, Any] = {}
     for split in ("dev", "test"):
         rows = predictions["split"] == split
-        ids = read_columns(data_dir / f"{split}.parquet", ["id"])["id"]
-        if not np.array_equal(predictions["id"][rows], ids):
+        named, Z = _label_columns(data_dir, split, list(meta["private_attributes"]), "id")
+        if not np.array_equal(predictions["id"][rows], named["id"]):
             raise ValueError(f"{run_dir}/predictions.parquet does not follow {data_dir}/{split}.parquet; retrain")
         result[split] = fairness_report(
             predictions["y_true"][rows],
             predictions["y_pred"][rows],
-            _private_labels(data_dir, split, list(meta["private_attributes"])),
+            Z,
             meta["attribute_kinds"],
             label_names=meta["label_names"],
             value_names=meta["private_attributes"],
