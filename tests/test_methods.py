@@ -13,7 +13,7 @@ from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
 from privtext.methods.inlp_model import inlp_projection, nullspace_projection
 from privtext.nn import lambda_schedule
-from privtext.training import train
+from privtext.training import PLATEAU_TOLERANCE, PLATEAU_WINDOW, converged, train
 
 torch.set_num_threads(1)
 ATTRIBUTES = {"planted": 2, "other": 3}
@@ -69,7 +69,18 @@ def test_method_fits_and_returns_well_formed_outputs(name: str, data: dict[str, 
     assert released.shape == (50, method.representation_dim) and released.dtype == np.float32
     assert method.predict_released(released).shape == (50,)
     assert {"epochs_run", "best_epoch", "epochs"} <= set(history)
+    # every run records how much it was optimised and whether dev accuracy had plateaued
+    steps = 0 if name == "majority" else FAST["epochs"] * -(-len(data["train"].y) // FAST["batch_size"])
+    assert history["optimizer_steps"] == steps and isinstance(history["converged"], bool)
     safetensors.torch.save(method.state_dict())  # raises on non-tensor or shared storage
+
+
+def test_the_plateau_criterion_on_hand_cases() -> None:
+    flat = [0.5, 0.6, 0.7] + [0.7 + PLATEAU_TOLERANCE / 2] * PLATEAU_WINDOW
+    rising = [0.5, 0.6, 0.7] + [0.7 + 0.01 * k for k in range(1, PLATEAU_WINDOW + 1)]
+    assert converged(flat) and not converged(rising)
+    assert not converged([0.5] * PLATEAU_WINDOW)  # too few epochs to tell
+    assert converged([0.5, 0.6], stopped_early=True)  # patience ran out: dev stopped improving
 
 
 @pytest.mark.parametrize("name", list(METHODS))

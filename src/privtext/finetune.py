@@ -32,6 +32,7 @@ from privtext.devices import autocast
 from privtext.encoders import LoadedEncoder, _pool  # the same pooling as frozen extraction
 from privtext.methods.base import NeuralMethod, RepresentationModel
 from privtext.optim import adamw
+from privtext.training import CONVERGENCE_RULE, converged
 from privtext.word_dropout import DEFAULT_MASK_TOKEN, apply_word_dropout
 
 log = logging.getLogger(__name__)
@@ -239,7 +240,8 @@ def fit_end_to_end(
     return {
         "epochs_run": len(records), "best_epoch": best_epoch, "selected_on": f"dev_{select_on}",
         "best_dev_accuracy": records[best_epoch]["dev_accuracy"], "best_dev_loss": records[best_epoch]["dev_loss"],
-        "optimizer_steps": step, "epochs": records,
+        "optimizer_steps": step, "converged": converged([r["dev_accuracy"] for r in records]),
+        "convergence_rule": CONVERGENCE_RULE, "epochs": records,
     }
 
 

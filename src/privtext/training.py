@@ -11,7 +11,7 @@ about privacy or adversaries.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -67,6 +67,26 @@ class TrainingSettings:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
 
 
+# The plateau criterion every run records (docs/claims.md): training stopped on its patience, or the last
+# PLATEAU_WINDOW epochs raised the best dev accuracy by less than PLATEAU_TOLERANCE. 0.002 is 2-3 dev examples
+# on the smallest real dev split (887 Blog texts): less than a plateau can be told from by one more epoch.
+PLATEAU_WINDOW = 5
+PLATEAU_TOLERANCE = 0.002
+CONVERGENCE_RULE = (f"stopped on patience, or the last {PLATEAU_WINDOW} epochs raised the best dev accuracy by "
+                    f"less than {PLATEAU_TOLERANCE:g}")
+
+
+def converged(dev_accuracies: Sequence[float], stopped_early: bool = False) -> bool:
+    """Whether a run's dev accuracy had plateaued (:data:`CONVERGENCE_RULE`); with fewer than
+    ``PLATEAU_WINDOW + 1`` epochs and no early stop it cannot be told, and counts as not converged."""
+    if stopped_early:
+        return True
+    if len(dev_accuracies) <= PLATEAU_WINDOW:
+        return False
+    before, last = dev_accuracies[:-PLATEAU_WINDOW], dev_accuracies[-PLATEAU_WINDOW:]
+    return max(last) - max(before) < PLATEAU_TOLERANCE
+
+
 class TaskClassifier(nn.Module):
     """A plain classifier in the shape :func:`train` expects, trained on the task loss only (INLP's head on
     projected representations, the torch MLP attacker)."""
@@ -114,7 +134,8 @@ def train(
     """Minibatch training; after each epoch score dev, keep the best dev state, stop after ``patience``
     epochs without improvement, and restore the best state. Shuffling uses ``generator`` only.
 
-    Returns the history: ``epochs_run``, ``best_epoch`` (0-based), ``selected_on`` and per-epoch records.
+    Returns the history: ``epochs_run``, ``best_epoch`` (0-based), ``selected_on``, ``optimizer_steps``,
+    ``converged`` (:func:`converged`) and per-epoch records.
     """
     make_optimizer = OPTIMIZERS[settings.optimizer]
     inner: list[nn.Parameter] = []
@@ -130,6 +151,7 @@ def train(
     n = len(train_data)
     records: list[dict[str, float]] = []
     best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
+    steps, stopped_early = 0, False
     # dev loss is computed only when it selects the epoch: one fewer pass over dev logits per epoch
     with_loss = settings.select_on == "loss"
     columns = [train_data.x, train_data.y, *train_data.z.values()]
@@ -161,6 +183,7 @@ def train(
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            steps += 1
             total += loss.detach()
             batches += 1
         dev_loss, dev_accuracy = evaluate(model, dev_data, with_loss)
@@ -172,6 +195,7 @@ def train(
         else:
             stale += 1
             if settings.patience is not None and stale >= settings.patience:
+                stopped_early = True
                 break
     model.load_state_dict(best_state)
     model.eval()
@@ -181,5 +205,8 @@ def train(
         "selected_on": f"dev_{settings.select_on}",
         "best_dev_accuracy": records[best_epoch]["dev_accuracy"],
         "best_dev_loss": records[best_epoch]["dev_loss"],
+        "optimizer_steps": steps,
+        "converged": converged([r["dev_accuracy"] for r in records], stopped_early),
+        "convergence_rule": CONVERGENCE_RULE,
         "epochs": records,
     }

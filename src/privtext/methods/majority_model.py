@@ -18,7 +18,9 @@ class Majority(Method):
         counts = torch.bincount(train_data.y, minlength=self.n_classes)
         self.majority_class = int(counts.argmax())  # lowest class index wins ties
         dev_accuracy = float((dev_data.y == self.majority_class).double().mean())
+        # nothing is optimised: the rule is exact from the first count (no steps, nothing left to converge)
         return {"method": self.name, "epochs_run": 0, "best_epoch": None, "selected_on": None,
+                "optimizer_steps": 0, "converged": True,
                 "majority_class": self.majority_class, "best_dev_accuracy": dev_accuracy, "epochs": []}
 
     def _fitted(self) -> int:
