@@ -42,7 +42,7 @@ run: $(STAMP)
 audit: $(STAMP)
 	$(BIN)/snakemake --cores all epsilon_audit $(SNAKEMAKE_CONFIG)
 
-# Every claim of SPEC §6 with intervals and verdicts, plus the ε audit: the claims studies (3 seeds, CPU-sized)
+# Every claim of the papers with intervals and verdicts (docs/claims.md), plus the ε audit: the claims studies (5 seeds)
 # on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
 # --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
 # make claims CLAIMS_CONFIG='datasets=[demo,adult]'.

@@ -1,4 +1,4 @@
-# The claims of SPEC §6 checked one by one (issue 13): opt-in with the claims studies (`make claims`).
+# The papers' claims checked one by one (docs/claims.md): opt-in with the claims studies (`make claims`).
 
 
 rule claims:
@@ -17,6 +17,7 @@ rule claims:
             category=CLAIMS_CATEGORY,
             labels={"artefact": "claims", "format": "md"},
         ),
+        paper_csv="results/tables/claims_paper.csv",
         figure_png=report(
             "results/figures/claims/verdicts.png",
             caption="../report/claims.rst",
@@ -35,7 +36,7 @@ rule claims:
         seeds=claims_seeds,
     threads: 1
     resources:
-        mem_mb=4000,
+        mem_mb=6000,
         runtime=20,
     conda:
         "../envs/privtext.yaml"

@@ -250,9 +250,13 @@ def claims_outputs():
 def claims_inputs(wildcards):
     studies = [s for s in config["claims_studies"] if s in config["run_studies"]]
     datasets = sorted({d for s in studies for d in study_config(s)["datasets"]})
+    points = unique(point for s in studies for point in study_grid(s))
     inputs = {
         "measures": [f"results/tables/studies/{s}/measures.csv" for s in studies],
         "metas": [f"results/data/{d}/meta.json" for d in datasets],
+        # the per-example test records behind each interval (privtext.claims_evidence)
+        "tests": [f"results/data/{d}/test.parquet" for d in datasets],
+        "records": [f"{p.run_dir}/{name}" for p in points for name in ("predictions.parquet", "attack.json")],
     }
     if config["published_results"]:
         inputs["published"] = config["published_results"]

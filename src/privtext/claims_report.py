@@ -11,78 +11,102 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from privtext.claims import CLAIMS, EQUAL_EFFECTIVE, NOMINAL
-from privtext.verdicts import COMPARABLE_MARGIN, OUTCOMES
+from privtext.claims import CLAIMS, EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL
+from privtext.verdicts import MEANINGS, OUTCOMES
 
-VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion reversed, yellow not shown, grey cannot tell
-    "reproduced": "#0072B2", "not reproduced": "#F0E442", "reversed": "#D55E00", "inconclusive": "#DDDDDD",
+VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion contradicted, yellow not shown, grey cannot tell
+    "holds": "#0072B2", "not shown": "#F0E442", "contradicted": "#D55E00", "untestable": "#DDDDDD",
 }
-MARKDOWN_COLUMNS = ("claim", "dataset", "setting", "measurement", "estimate", "95% CI", "seeds", "paper",
-                    "verdict", "reason")
+MARKDOWN_COLUMNS = ("claim", "dataset", "kind", "setting", "measurement", "reading", "estimate", "95% CI", "seeds",
+                    "holds on our runs", "paper", "matches paper", "paper's own numbers")
 
 
 def _number(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.3g}"
 
 
+def _tally(rows: pd.DataFrame) -> str:
+    counts = rows["holds"].value_counts()
+    return ", ".join(f"{counts.get(o, 0)} {o}" for o in OUTCOMES)
+
+
 def claims_notes(table: pd.DataFrame, seeds: Sequence[int] = ()) -> list[str]:
     seeds_text = f"seeds {', '.join(map(str, seeds))}" if seeds else "the claims study's seeds"
     return [
         f"Estimates are differences (ours − reference, fractions; MDL in kbits) or Spearman's ρ over a sweep, one "
-        f"value per seed ({seeds_text}); the 95% interval is a percentile bootstrap of the seed mean "
-        "(privtext.selection.summarise_over_seeds); `p_value` in the csv is a paired t-test over seeds.",
-        "Verdicts (SPEC §6, privtext.verdicts): reproduced = the claimed direction holds and the interval excludes "
-        "0; not reproduced = the interval contains 0; reversed = the interval excludes 0 on the other side; "
-        f"'comparable' claims must lie wholly within ±{COMPARABLE_MARGIN:g}; fewer than 3 seeds or no runs = "
-        "inconclusive. A claim of several parts takes its weakest part's verdict; the row shows that part "
-        "(every part is in the csv column `parts`, every run folder in `grid_points`).",
+        f"value per seed ({seeds_text}). The 95% interval combines the spread over seeds with test-set sampling "
+        "(privtext.inference: seeds × a bootstrap of the shared test examples); the csv's `per_seed` column holds "
+        "each part's per-seed values and both variance parts, so anyone can recompute it. docs/claims.md has the "
+        "method and its simulated coverage.",
+        "Verdicts (privtext.verdicts), one meaning each: "
+        + "; ".join(f"**{o}**: {MEANINGS[o]}" for o in OUTCOMES) + ".",
+        "Readings: superiority (the claimed side of 0), non-inferiority (not worse than the margin), equivalence "
+        "(within ±margin); the csv's `reading` and `margin_reason` columns give each part's.",
         f"Settings: '{NOMINAL}' runs DPNR and CAPE with their published min-max layer (Lap(1/ε), guarantee D·ε); "
         f"'{EQUAL_EFFECTIVE}' swaps in dpnr_calibrated / cape_calibrated (Lap(D/ε)), ε-DP at the paper's ε. "
-        "Noise and FEDERATE (L1 layer) are ε-DP as published, so their two rows use the same runs.",
-        "`paper` is the paper's own difference where it printed both numbers (fractions; DPNR's Table 4, CAPE's "
-        "Table 3, FEDERATE's Tables 1–3), on the matching dataset only.",
+        f"'{L1_SETTING}': Noise and FEDERATE (L1 layer) are ε-DP as published. '{NO_DP}': the claim compares "
+        "methods without a privacy layer.",
+        "`paper` is the paper's own difference where it printed both numbers (fractions); 'matches paper' asks "
+        "whether it lies inside our interval (or within the margin of our estimate); 'paper's own numbers' scores "
+        "the printed difference by the same reading, a finding about the paper apart from our runs.",
     ]
 
 
-def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Sequence[int] = ()) -> list[Path]:
-    """``out_prefix``.csv (every column) and .md (the readable columns and the notes)."""
+def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Sequence[int] = (),
+                       paper_table: pd.DataFrame | None = None) -> list[Path]:
+    """``out_prefix``.csv (every column) and .md (the readable columns, the tallies and the notes); with
+    ``paper_table`` (:func:`privtext.claims.paper_readings`) the .md also scores every paper dataset."""
     from privtext.artefacts.common import markdown_table  # the project's one markdown writer
 
     paths = [Path(f"{out_prefix}.csv"), Path(f"{out_prefix}.md")]
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(paths[0], index=False)
     shown = pd.DataFrame({
-        "claim": table["claim"], "dataset": table["dataset"], "setting": table["setting"],
-        "measurement": table["measurement"], "estimate": table["estimate"].map(_number),
+        "claim": table["claim"], "dataset": table["dataset"], "kind": table["dataset_kind"],
+        "setting": table["setting"], "measurement": table["measurement"], "reading": table["reading"],
+        "estimate": table["estimate"].map(_number),
         "95% CI": [f"[{_number(lo)}, {_number(hi)}]" if not math.isnan(lo) else ""
                    for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "seeds": table["n_seeds"], "paper": table["paper_value"].map(_number),
-        "verdict": [f"**{v}**" if v in ("reproduced", "reversed") else v for v in table["verdict"]],
-        "reason": table["reason"],
+        "seeds": table["n_seeds"],
+        "holds on our runs": [f"**{v}**" if v in ("holds", "contradicted") else v for v in table["holds"]],
+        "paper": table["paper_value"].map(_number), "matches paper": table["matches_paper"],
+        "paper's own numbers": table["paper_reading"],
     }, columns=list(MARKDOWN_COLUMNS))
-    counts = table["verdict"].value_counts()
-    tally = ", ".join(f"{counts.get(o, 0)} {o}" for o in OUTCOMES)
-    lines = ["# The papers' claims, checked (SPEC §6)", "", f"{len(table)} rows: {tally}.", "",
+    tested = table[table["holds"] != "untestable"]
+    real = table[table["dataset_kind"] != "synthetic"]
+    lines = ["# The papers' claims, checked", "",
+             f"{len(table)} rows. On real data ({len(real)} rows): {_tally(real)}. "
+             f"On the synthetic `demo` ({len(table) - len(real)} rows, kept apart): "
+             f"{_tally(table[table['dataset_kind'] == 'synthetic'])}. Tested rows: {len(tested)}.", "",
              markdown_table(shown), "", *[f"- {note}" for note in claims_notes(table, seeds)]]
+    if paper_table is not None and len(paper_table):
+        lines += ["", "## The papers' own numbers, read the same way", "",
+                  markdown_table(paper_table[["claim", "dataset", "paper_values", "paper_reading"]])]
     paths[1].write_text("\n".join(lines) + "\n")
     return paths
 
 
 def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    """(dataset, setting) columns of one paper's panel, tested datasets first, untested ones last."""
+    """(dataset, setting) columns of one paper's panel, measured datasets first, those without runs last."""
     pairs = list(dict.fromkeys(zip(rows["dataset"], rows["setting"])))
-    return [p for p in pairs if p[1] != "—"] + [p for p in pairs if p[1] == "—"]
+    unmeasured = _unmeasured(rows)
+    return [p for p in pairs if p[0] not in unmeasured] + [p for p in pairs if p[0] in unmeasured]
 
 
-def _column_label(dataset: str, setting: str) -> str:
+def _unmeasured(rows: pd.DataFrame) -> set[str]:
+    runs = rows.assign(has=rows["grid_points"].fillna("").astype(str) != "").groupby("dataset")["has"].any()
+    return set(runs.index[~runs])
+
+
+def _column_label(dataset: str, setting: str, unmeasured: set[str] = frozenset()) -> str:
     if dataset == "—":
         return "no dataset\nfits"
-    if setting == "—":
-        return dataset.replace("; ", "\n") + "\n(no data)"
-    return dataset + ("\nnominal ε" if setting == NOMINAL else "\nequal\neffective ε")
+    if dataset in unmeasured:
+        return dataset + "\n(no data)"
+    return dataset + {NOMINAL: "\nnominal ε", EQUAL_EFFECTIVE: "\nequal\neffective ε"}.get(setting, "")
 
 
-SHORT = {"reproduced": "yes", "not reproduced": "no", "reversed": "rev.", "inconclusive": "?"}
+SHORT = {"holds": "yes", "not shown": "no", "contradicted": "contra", "untestable": "?"}
 
 
 def verdict_figure(table: pd.DataFrame) -> Any:
@@ -103,15 +127,15 @@ def verdict_figure(table: pd.DataFrame) -> Any:
         for i, claim in enumerate(claims):
             for j, (dataset, setting) in enumerate(columns):
                 hit = rows[(rows["claim"] == claim) & (rows["dataset"] == dataset) & (rows["setting"] == setting)]
-                outcome = hit["verdict"].iloc[0] if len(hit) else None
+                outcome = hit["holds"].iloc[0] if len(hit) else None
                 colour = VERDICT_COLOURS.get(outcome, "white")
                 ax.add_patch(_cell(j, i, colour))
                 ax.text(j + 0.5, i + 0.5, SHORT.get(outcome, "") if outcome else "–", ha="center", va="center",
-                        fontsize=8, color="white" if outcome in ("reproduced", "reversed") else "black")
+                        fontsize=8, color="white" if outcome in ("holds", "contradicted") else "black")
         ax.set_xlim(0, len(columns))
         ax.set_ylim(len(claims), 0)
         ax.set_xticks([j + 0.5 for j in range(len(columns))],
-                      [_column_label(d, s) for d, s in columns], fontsize=7)
+                      [_column_label(d, s, _unmeasured(rows)) for d, s in columns], fontsize=7)
         ax.set_yticks([i + 0.5 for i in range(len(claims))],
                       [f"{c}: {_short_text(CLAIMS[c].text)}" for c in claims], fontsize=7)
         ax.tick_params(length=0)
@@ -122,7 +146,7 @@ def verdict_figure(table: pd.DataFrame) -> Any:
     handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=f"{SHORT[o]} = {o}") for o in OUTCOMES]
     handles.append(Patch(facecolor="white", edgecolor="#777777", label="– = no row (claim does not apply)"))
     figure.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False, fontsize=8)
-    figure.suptitle("Verdicts on the papers' claims (SPEC §6)", fontsize=10)
+    figure.suptitle("Do the papers' claims hold on our runs?", fontsize=10)
     return figure
 
 

@@ -1,4 +1,4 @@
-"""results/tables/claims.{csv,md} and results/figures/claims/verdicts.{png,pdf}: every claim of SPEC §6."""
+"""results/tables/claims.{csv,md}, claims_paper.csv and results/figures/claims/verdicts.{png,pdf}."""
 
 import json
 from pathlib import Path
@@ -6,7 +6,8 @@ from pathlib import Path
 import pandas as pd
 
 from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
-from privtext.claims import claims_table
+from privtext.claims import claims_table, paper_readings
+from privtext.claims_evidence import TestEvidence
 from privtext.claims_report import write_claims_table, write_verdict_figure
 from privtext.logs import finish_job, setup_logging
 
@@ -17,7 +18,16 @@ measures = pd.concat(
 metas = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in snakemake.input.metas}
 published = pd.read_csv(snakemake.input.published) if "published" in snakemake.input.keys() else None
 inputs = ArtefactInputs(measures=prepare_measures(measures), metas=metas, published=normalise_published(published))
-table = claims_table(inputs)
-write_claims_table(table, snakemake.output.table_csv.rsplit(".", 1)[0], seeds=snakemake.params.seeds)
+evidence = TestEvidence({Path(p).parent.name: Path(p).parent for p in snakemake.input.tests}, metas,
+                        seed=snakemake.config["seed"])
+table = claims_table(inputs, evidence=evidence)
+paper = paper_readings(inputs.published) if inputs.published is not None else None
+if paper is not None:
+    paper.to_csv(snakemake.output.paper_csv, index=False)
+else:
+    pd.DataFrame(columns=["claim", "dataset", "reading", "paper_values", "paper_reading"]).to_csv(
+        snakemake.output.paper_csv, index=False)
+write_claims_table(table, snakemake.output.table_csv.rsplit(".", 1)[0], seeds=snakemake.params.seeds,
+                   paper_table=paper)
 write_verdict_figure(table, snakemake.output.figure_png.rsplit(".", 1)[0])
 finish_job()
