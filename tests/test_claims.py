@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
-from privtext.claims import CLAIMS, COLUMNS, EQUAL_EFFECTIVE, L1_SETTING, NOMINAL, claims_table, paper_readings
+from privtext.claims import (CLAIMS, COLUMNS, EQUAL_EFFECTIVE, L1_SETTING, NOMINAL, REFERENCE_CODE, claims_table,
+                             paper_readings)
 
 SEEDS = (10, 20, 30, 40, 50)
 META = {"toy": {"private_attributes": {"gender": ["m", "f"]}, "label_names": ["a", "b"],
@@ -86,6 +87,20 @@ def test_the_equal_effective_setting_reads_the_calibrated_twin():
     equal = _row(table, "D2", EQUAL_EFFECTIVE)
     assert equal["holds"] == "contradicted" and "dpnr_calibrated" in equal["measurement"]
     assert "dpnr_calibrated" in equal["grid_points"] and "/dpnr/" not in equal["grid_points"]
+
+
+def test_d1_has_a_row_with_the_reference_codes_mechanism_which_is_never_called_dp():
+    accuracy = {"nonpriv": [0.80, 0.81, 0.80, 0.8, 0.81], "dpnr": [0.5, 0.52, 0.51, 0.5, 0.5],
+                "dpnr_code": [0.80, 0.81, 0.81, 0.8, 0.8]}
+    groups = [_rows(m, "accuracy", dict(zip(SEEDS, v)), **({} if m == "nonpriv" else {"epsilon": 0.05}))
+              for m, v in accuracy.items()]
+    privacy = [_privacy("nonpriv", [0.3] * 5), _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.61], epsilon=0.05),
+               _privacy("dpnr_code", [0.6, 0.61, 0.6, 0.62, 0.6], epsilon=0.05)]
+    table = claims_table(_inputs(*groups, *privacy), ["D1"])
+    assert _row(table, "D1", NOMINAL)["holds"] == "contradicted"  # honest noise costs the accuracy
+    code = _row(table, "D1", REFERENCE_CODE)
+    assert code["holds"] == "holds" and "dpnr_code" in code["grid_points"] and "/dpnr/" not in code["grid_points"]
+    assert "dpnr_code: not DP" in code["epsilon_effective"]
 
 
 def test_an_equivalence_claim_holds_within_the_margin_and_is_contradicted_beyond_it():
@@ -205,9 +220,10 @@ TINY = {
     "datasets": ["demo"],
     "demo": {"n_examples": 400},
     "attack": {"attackers": ["mlp", "sklearn_mlp"]},
-    "methods": {"nonpriv": {"epochs": 1}, "dpnr": {"epochs": 1}},
+    "methods": {"nonpriv": {"epochs": 1}, "dpnr": {"epochs": 1}, "dpnr_code": {"epochs": 1}},
     "studies": {"tiny_claims": {"datasets": ["demo"], "seeds": [10, 20, 30, 40, 50], "artefacts": True,
-                                "methods": {"majority": {}, "nonpriv": {}, "dpnr": {"epsilon": [0.05]}}}},
+                                "methods": {"majority": {}, "nonpriv": {}, "dpnr": {"epsilon": [0.05]},
+                                            "dpnr_code": {"epsilon": [0.05]}}}},
     "claims_studies": ["tiny_claims"],
     "run_studies": ["tiny_claims"],
 }
@@ -238,6 +254,10 @@ def test_the_claims_rule_writes_a_row_for_every_claim_with_the_required_columns(
     md = (tiny_claims_run / "results/tables/claims.md").read_text()
     assert md.startswith("# The papers' claims") and "synthetic `demo`" in md
     assert (tiny_claims_run / "results/figures/claims/verdicts.png").stat().st_size > 10_000
+    # one epoch cannot show a plateau: the row says its runs did not converge rather than judging them
+    assert d1["holds"] == "untestable" and "did not converge" in d1["reason"] and d1["converged"] == "no"
+    code = table[(table["claim"] == "D1") & (table["dataset"] == "demo") & (table["setting"] == REFERENCE_CODE)]
+    assert len(code) == 1 and "dpnr_code: not DP" in code["epsilon_effective"].iloc[0]
 
 
 def test_the_evidence_recomputes_every_saved_test_measure_of_a_real_run(tiny_claims_run, monkeypatch):

@@ -22,6 +22,7 @@ GRID_PARAMS = {
     "majority": (), "nonpriv": (), "adv": ("lambda",), "adv_br": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
     "inlp": ("n_iter",), "noise": ("epsilon",), "dpnr": ("epsilon",), "cape": ("epsilon", "lambda"),
     "federate": ("epsilon", "lambda"), "dpnr_calibrated": ("epsilon",), "cape_calibrated": ("epsilon", "lambda"),
+    "dpnr_code": ("epsilon",), "cape_code": ("epsilon", "lambda"),
 }
 
 

@@ -13,7 +13,8 @@ from privtext.privacy import (
 )
 
 torch.set_num_threads(1)
-NORMALISE = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise}
+NORMALISE = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise,
+             "minmax_dpnr_code": minmax_normalise, "minmax_cape_code": minmax_normalise}
 
 
 def _random_vectors(n: int, dim: int, seed: int) -> torch.Tensor:
@@ -169,3 +170,33 @@ def test_a_seeded_numpy_generator_reproduces_the_noise_in_every_dtype() -> None:
     assert torch.equal(draw(torch.float32), draw(torch.float32))
     assert draw(torch.float32).dtype == torch.float32 and draw(torch.float64).dtype == torch.float64
     assert torch.equal(draw(torch.float64).float(), draw(torch.float32))
+
+
+# --- the reference code's mechanisms, run as named non-DP variants -----------------------------------------------
+
+def test_dpnr_code_layer_adds_one_scalar_per_example_which_subtracting_the_minimum_undoes() -> None:
+    layer = PrivacyLayer("minmax_dpnr_code", 1.0, 8, generator=np.random.default_rng(0))
+    v = _random_vectors(500, 8, seed=1)
+    released = layer(v)
+    noise = released - layer.normalise(v)
+    assert torch.allclose(noise, noise[:, :1].expand_as(noise), atol=1e-6)  # one scalar per example
+    assert noise[:, 0].unique().numel() == 500 and noise[:, 0].abs().mean().item() == pytest.approx(1.0, rel=0.15)
+    recovered = released - released.min(dim=1, keepdim=True).values
+    assert torch.allclose(recovered, layer.normalise(v), atol=1e-5)  # the release hides nothing
+
+
+def test_cape_code_layer_adds_the_same_vector_to_every_example_and_pass() -> None:
+    layer = PrivacyLayer("minmax_cape_code", 0.5, 64, generator=np.random.default_rng(0))
+    v = _random_vectors(20, 64, seed=2)
+    first, second = layer(v) - layer.normalise(v), layer(v) - layer.normalise(v)
+    assert torch.equal(first, second) and torch.allclose(first, first[:1].expand_as(first))
+    assert first[0].abs().mean().item() == pytest.approx(2.0, rel=0.3)  # Lap(1/ε), drawn once
+
+
+@pytest.mark.parametrize("kind", ["minmax_dpnr_code", "minmax_cape_code"])
+def test_the_reference_code_layers_are_accounted_as_not_dp(kind: str) -> None:
+    from privtext.accounting import epsilon_accounting
+
+    record = epsilon_accounting(kind, 0.05, 384)
+    assert record["differentially_private"] is False and math.isinf(record["epsilon_effective"])
+    assert record["epsilon_nominal"] == 0.05 and record["noise_scale"] == 20.0

@@ -12,11 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from privtext.privacy import LAYERS, noise_scale, sensitivity
+from privtext.privacy import CODE_LAYERS, LAYERS, noise_scale, sensitivity
 
 
 def layer_epsilon(layer: str, epsilon: float, dim: int) -> float:
-    """ε guaranteed by the Laplace mechanism of ``layer``: true sensitivity / noise scale."""
+    """ε guaranteed by the Laplace mechanism of ``layer``: true sensitivity / noise scale (∞ for the reference
+    code's layers, which are DP at no ε)."""
+    if layer in CODE_LAYERS:
+        noise_scale(layer, epsilon, dim)  # validates epsilon and dim all the same
+        return math.inf
     return sensitivity(layer, dim) / noise_scale(layer, epsilon, dim)
 
 
@@ -53,5 +57,5 @@ def epsilon_accounting(layer: str | None, epsilon: float | None, dim: int, mu: f
         "mu": float(mu),
         "sensitivity": sensitivity(layer, dim),
         "noise_scale": noise_scale(layer, epsilon, dim),
-        "differentially_private": True,
+        "differentially_private": layer not in CODE_LAYERS,
     }

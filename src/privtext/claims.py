@@ -33,8 +33,12 @@ from privtext.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, MIN_SEED
                                paper_reading)
 
 NOMINAL, EQUAL_EFFECTIVE, L1_SETTING, NO_DP = "nominal ε", "equal effective ε", "nominal = effective ε", "no DP method"
-# The honest-ε twin of each min-max method (the "equal effective ε" setting).
-CALIBRATED = {"dpnr": "dpnr_calibrated", "cape": "cape_calibrated"}
+REFERENCE_CODE = "reference code's mechanism (not DP)"
+# The method that plays DPNR or CAPE in each setting: its honest-ε twin (Lap(D/ε)) at equal effective ε, and
+# the reference code's mechanism (one noise scalar per example / one vector per model), which is not DP.
+TWINS = {EQUAL_EFFECTIVE: {"dpnr": "dpnr_calibrated", "cape": "cape_calibrated"},
+         REFERENCE_CODE: {"dpnr": "dpnr_code", "cape": "cape_code"}}
+CODE_METHODS = frozenset(TWINS[REFERENCE_CODE].values())
 DPNR_ATTACKER = "mlp"  # DPNR's attacker (2 layers, 512 hidden)
 CAPE_ATTACKER = "mlp"  # CAPE reported its joint adversary; we use a fresh attacker (docs/methods.md)
 LEAKAGE_ATTACKER = "sklearn_mlp"  # FEDERATE's Leakage
@@ -74,6 +78,12 @@ class Claim:
     build: Callable[["ClaimContext"], list["Part"]]
     dp: str = "minmax"  # 'minmax' (a row per setting), 'l1' (one row, nominal = effective) or 'none'
     datasets: Callable[[ArtefactInputs], list[str]] | None = None  # default: every dataset measured
+    # a row with the reference code's mechanism too, where the verdict turns on it (D1, C2: accuracy at ε)
+    code_variant: bool = False
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        return SETTINGS[self.dp] + ((REFERENCE_CODE,) if self.code_variant else ())
 
 
 @dataclass(frozen=True)
@@ -99,8 +109,8 @@ class ClaimContext:
     evidence: Any = None  # privtext.claims_evidence.TestEvidence, or None: intervals over seeds alone
 
     def method(self, name: str) -> str:
-        """The method that plays ``name`` in this setting (its calibrated twin at equal effective ε)."""
-        return CALIBRATED.get(name, name) if self.setting == EQUAL_EFFECTIVE else name
+        """The method that plays ``name`` in this setting (:data:`TWINS`)."""
+        return TWINS.get(self.setting, {}).get(name, name)
 
     def attributes(self) -> list[str]:
         return self.inputs.attributes(self.dataset) or list(PAPER_ATTRIBUTES.get(self.dataset, ()))
@@ -474,7 +484,7 @@ _FEDERATE = "Maheshwari, Denis, Keller & Bellet (2022), FEDERATE"
 CLAIMS: dict[str, Claim] = {c.id: c for c in (
     Claim("D1", "DPNR", "DPNR largely reduces leakage without significantly lowering main accuracy",
           "DPNR largely reduces privacy leakage without significantly sacrificing the main task performance",
-          f"{_DPNR}, abstract; Table 4", d1),
+          f"{_DPNR}, abstract; Table 4", d1, code_variant=True),
     Claim("D2", "DPNR", "DPNR gives more empirical privacy than ADV", "", f"{_DPNR}, Table 4", d2),
     Claim("D3", "DPNR", "DPNR's empirical privacy is comparable to MAJORITY", "", f"{_DPNR}, Table 4", d3),
     Claim("D4", "DPNR", "word dropout μ raises privacy at small accuracy cost",
@@ -489,7 +499,7 @@ CLAIMS: dict[str, Claim] = {c.id: c for c in (
     Claim("C1", "CAPE", "CAPE beats Base, Adv. and DP in privacy for every private attribute",
           "more effective in reducing private information leakage than either single intervention",
           f"{_CAPE}, abstract; Table 3", c1),
-    Claim("C2", "CAPE", "CAPE's task accuracy is comparable to Base", "", f"{_CAPE}, Table 3", c2),
+    Claim("C2", "CAPE", "CAPE's task accuracy is comparable to Base", "", f"{_CAPE}, Table 3", c2, code_variant=True),
     Claim("C3", "CAPE", "gender and location are recoverable, age is barely above chance", "", f"{_CAPE}, §5", c3,
           dp="none", datasets=paper_only("cape")),
     Claim("F1", "FEDERATE", "at RT=1 FEDERATE is fairer than Unconstrained, Noise, Adversarial, INLP", "",
@@ -542,8 +552,10 @@ def _conditions(ctx: ClaimContext, parts: Sequence[Part]) -> dict[str, str]:
         ctx.inputs.cache["run_index"] = index
     known = index.loc[[r for r in runs if r in index.index]]
     dp = known[known["epsilon_effective"].notna()]
-    epsilon = "; ".join(f"{m}: {', '.join(f'{e:.3g}' for e in sorted(g['epsilon_effective'].unique()))}"
-                        for m, g in dp.groupby("method")) if len(dp) else ("no DP method" if len(known) else "")
+    epsilon = [f"{m}: {', '.join(f'{e:.3g}' for e in sorted(g['epsilon_effective'].unique()))}"
+               for m, g in dp.groupby("method")]
+    epsilon += [f"{m}: not DP (the reference code's mechanism)" for m in sorted(set(known["method"]) & CODE_METHODS)]
+    epsilon = "; ".join(epsilon) if epsilon else ("no DP method" if len(known) else "")
     info = [ctx.evidence.run_info(r) for r in runs] if ctx.evidence is not None else []
     rows = sorted({i["n_train"] for i in info if i.get("n_train") is not None})
     converged = [i.get("converged") for i in info]
@@ -626,7 +638,7 @@ def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, ev
     for claim in (CLAIMS[c] for c in (claims or CLAIMS)):
         datasets = claim.datasets(inputs) if claim.datasets else measured
         for dataset in datasets:
-            for setting in SETTINGS[claim.dp]:
+            for setting in claim.settings:
                 ctx = ClaimContext(inputs, dataset, setting, evidence)
                 rows.append(_row(claim, ctx, claim.build(ctx)))
         missing = [d for d in PAPER_DATASETS[claim.paper.lower()] if d not in measured]

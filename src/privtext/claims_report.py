@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from privtext.claims import CLAIMS, EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL
+from privtext.claims import CLAIMS, EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
 from privtext.verdicts import MEANINGS, OUTCOMES
 
 VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion contradicted, yellow not shown, grey cannot tell
@@ -45,7 +45,9 @@ def claims_notes(table: pd.DataFrame, seeds: Sequence[int] = ()) -> list[str]:
         f"Settings: '{NOMINAL}' runs DPNR and CAPE with their published min-max layer (Lap(1/ε), guarantee D·ε); "
         f"'{EQUAL_EFFECTIVE}' swaps in dpnr_calibrated / cape_calibrated (Lap(D/ε)), ε-DP at the paper's ε. "
         f"'{L1_SETTING}': Noise and FEDERATE (L1 layer) are ε-DP as published. '{NO_DP}': the claim compares "
-        "methods without a privacy layer.",
+        f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code, the mechanism of the papers' "
+        "public code (one noise scalar per example; one noise vector per model), DP at no ε: these rows show "
+        "whether a published number comes back with the code's mechanism, and count in no DP tally.",
         "`paper` is the paper's own difference where it printed both numbers (fractions); 'matches paper' asks "
         "whether it lies inside our interval (or within the margin of our estimate); 'paper's own numbers' scores "
         "the printed difference by the same reading, a finding about the paper apart from our runs.",
@@ -72,12 +74,13 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
         "paper": table["paper_value"].map(_number), "matches paper": table["matches_paper"],
         "paper's own numbers": table["paper_reading"],
     }, columns=list(MARKDOWN_COLUMNS))
-    tested = table[table["holds"] != "untestable"]
-    real = table[table["dataset_kind"] != "synthetic"]
+    code = table["setting"] == REFERENCE_CODE
+    synthetic = table["dataset_kind"] == "synthetic"
+    real = table[~synthetic & ~code]
     lines = ["# The papers' claims, checked", "",
-             f"{len(table)} rows. On real data ({len(real)} rows): {_tally(real)}. "
-             f"On the synthetic `demo` ({len(table) - len(real)} rows, kept apart): "
-             f"{_tally(table[table['dataset_kind'] == 'synthetic'])}. Tested rows: {len(tested)}.", "",
+             f"{len(table)} rows. On real data ({len(real)} rows): {_tally(real)}. Kept apart: the synthetic "
+             f"`demo` ({int((synthetic & ~code).sum())} rows: {_tally(table[synthetic & ~code])}) and the "
+             f"reference code's non-DP mechanisms ({int(code.sum())} rows: {_tally(table[code])}).", "",
              markdown_table(shown), "", *[f"- {note}" for note in claims_notes(table, seeds)]]
     if paper_table is not None and len(paper_table):
         lines += ["", "## The papers' own numbers, read the same way", "",
@@ -103,7 +106,8 @@ def _column_label(dataset: str, setting: str, unmeasured: set[str] = frozenset()
         return "no dataset\nfits"
     if dataset in unmeasured:
         return dataset + "\n(no data)"
-    return dataset + {NOMINAL: "\nnominal ε", EQUAL_EFFECTIVE: "\nequal\neffective ε"}.get(setting, "")
+    return dataset + {NOMINAL: "\nnominal ε", EQUAL_EFFECTIVE: "\nequal\neffective ε",
+                      REFERENCE_CODE: "\nreference code\n(not DP)"}.get(setting, "")
 
 
 SHORT = {"holds": "yes", "not shown": "no", "contradicted": "contra", "untestable": "?"}

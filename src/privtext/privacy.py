@@ -8,9 +8,15 @@ configuration actually gives is computed separately, in :mod:`privtext.accountin
 | ``minmax``          | per-example min-max     | Lap(1/ε)   | D              | (D·ε)-DP  |
 | ``minmax_calibrated`` | per-example min-max   | Lap(D/ε)   | D              | ε-DP      |
 | ``l1``              | v / ||v||_1             | Lap(2/ε)   | 2              | ε-DP      |
+| ``minmax_dpnr_code`` | per-example min-max    | one Lap(1/ε) scalar per example | D | not DP |
+| ``minmax_cape_code`` | per-example min-max    | one Lap(1/ε) vector per model   | D | not DP |
 
 ``minmax`` is what DPNR and CAPE publish: noise calibrated to a sensitivity of 1 although min-max
-normalised vectors in [0,1]^D differ by up to D in L1 (FEDERATE, Appendix C).
+normalised vectors in [0,1]^D differ by up to D in L1 (FEDERATE, Appendix C). The two ``*_code`` layers are
+what the papers' public code does instead (docs/methods.md): DPNR's adds one noise scalar per example to every
+coordinate (``o − min(o)`` gives the normalised vector back), CAPE's draws one noise vector when the model is
+built and adds it to every example (a deterministic release). They exist so that a claim can be checked with
+the mechanism the published numbers came from; they are DP at no ε, and :mod:`privtext.accounting` says so.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import numpy as np
 import torch
 from torch import nn
 
-LAYERS = ("minmax", "minmax_calibrated", "l1")
+DP_LAYERS = ("minmax", "minmax_calibrated", "l1")
+CODE_LAYERS = ("minmax_dpnr_code", "minmax_cape_code")  # the reference code's mechanisms: not DP
+LAYERS = DP_LAYERS + CODE_LAYERS
 
 
 def _check_kind(kind: str) -> None:
@@ -62,7 +70,8 @@ def l1_normalise(v: torch.Tensor) -> torch.Tensor:
     return v / torch.where(norm <= 0, torch.ones_like(norm), norm)
 
 
-NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise}
+NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise,
+               "minmax_dpnr_code": minmax_normalise, "minmax_cape_code": minmax_normalise}
 
 
 NoiseGenerator = np.random.Generator | torch.Generator
@@ -124,7 +133,7 @@ def noise_scale(kind: str, epsilon: float, dim: int) -> float:
     _check_kind(kind)
     _check_epsilon(epsilon)
     _check_dim(dim)
-    if kind == "minmax":
+    if kind == "minmax" or kind in CODE_LAYERS:
         return 1.0 / epsilon  # DPNR §3.2 / CAPE §3 assume sensitivity 1; the true one is D (see accounting)
     return sensitivity(kind, dim) / epsilon
 
@@ -151,6 +160,8 @@ class PrivacyLayer(nn.Module):
             generator = torch.Generator()
             generator.manual_seed(seed) if seed is not None else generator.seed()
         self.generator = generator
+        # CAPE's code: one noise vector drawn when the model is built, the same for every example and pass
+        self.constant_noise = laplace_noise((dim,), self.scale, generator) if kind == "minmax_cape_code" else None
 
     def normalise(self, v: torch.Tensor) -> torch.Tensor:
         """The noise-free, per-example normalisation."""
@@ -160,7 +171,11 @@ class PrivacyLayer(nn.Module):
         if v.shape[-1] != self.dim:
             raise ValueError(f"PrivacyLayer expects last dimension {self.dim}, got shape {tuple(v.shape)}")
         normalised = self.normalise(v)
-        noise = laplace_noise(normalised.shape, self.scale, self.generator, dtype=v.dtype, device=v.device)
+        if self.constant_noise is not None:
+            return normalised + self.constant_noise.to(dtype=v.dtype, device=v.device)
+        # DPNR's code: noise of shape [batch, 1], one scalar per example broadcast over the coordinates
+        shape = (*normalised.shape[:-1], 1) if self.kind == "minmax_dpnr_code" else normalised.shape
+        noise = laplace_noise(shape, self.scale, self.generator, dtype=v.dtype, device=v.device)
         return normalised + noise
 
     def extra_repr(self) -> str:

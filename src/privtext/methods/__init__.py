@@ -37,8 +37,10 @@ METHODS: dict[str, MethodSpec] = _specs(
     "noise",
     "dpnr",
     "dpnr_calibrated",
+    "dpnr_code",
     "cape",
     "cape_calibrated",
+    "cape_code",
     "federate",
 )
 
