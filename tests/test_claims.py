@@ -90,11 +90,11 @@ def test_the_equal_effective_setting_reads_the_calibrated_twin():
 
 
 def test_d1_has_a_row_with_the_reference_codes_mechanism_which_is_never_called_dp():
-    accuracy = {"nonpriv": [0.80, 0.81, 0.80, 0.8, 0.81], "dpnr": [0.5, 0.52, 0.51, 0.5, 0.5],
+    accuracy = {"dpnr_nonpriv": [0.80, 0.81, 0.80, 0.8, 0.81], "dpnr": [0.5, 0.52, 0.51, 0.5, 0.5],
                 "dpnr_code": [0.80, 0.81, 0.81, 0.8, 0.8]}
-    groups = [_rows(m, "accuracy", dict(zip(SEEDS, v)), **({} if m == "nonpriv" else {"epsilon": 0.05}))
+    groups = [_rows(m, "accuracy", dict(zip(SEEDS, v)), **({} if m == "dpnr_nonpriv" else {"epsilon": 0.05}))
               for m, v in accuracy.items()]
-    privacy = [_privacy("nonpriv", [0.3] * 5), _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.61], epsilon=0.05),
+    privacy = [_privacy("dpnr_nonpriv", [0.3] * 5), _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.61], epsilon=0.05),
                _privacy("dpnr_code", [0.6, 0.61, 0.6, 0.62, 0.6], epsilon=0.05)]
     table = claims_table(_inputs(*groups, *privacy), ["D1"])
     assert _row(table, "D1", NOMINAL)["holds"] == "contradicted"  # honest noise costs the accuracy
@@ -116,9 +116,10 @@ def test_an_equivalence_claim_holds_within_the_margin_and_is_contradicted_beyond
 def test_a_non_inferiority_part_accepts_a_gain_and_is_contradicted_by_a_loss_beyond_the_margin():
     def d1(accuracy_dpnr):
         return _row(claims_table(_inputs(
-            _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.61], epsilon=0.05), _privacy("nonpriv", [0.3, 0.31, 0.3, 0.3, 0.3]),
+            _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.61], epsilon=0.05),
+            _privacy("dpnr_nonpriv", [0.3, 0.31, 0.3, 0.3, 0.3]),
             _rows("dpnr", "accuracy", dict(zip(SEEDS, accuracy_dpnr)), epsilon=0.05),
-            _rows("nonpriv", "accuracy", dict(zip(SEEDS, [0.80, 0.81, 0.80, 0.8, 0.81])))), ["D1"]), "D1")
+            _rows("dpnr_nonpriv", "accuracy", dict(zip(SEEDS, [0.80, 0.81, 0.80, 0.8, 0.81])))), ["D1"]), "D1")
 
     assert d1([0.90, 0.91, 0.90, 0.9, 0.91])["holds"] == "holds"  # a gain is not against "without lowering"
     lost = d1([0.50, 0.52, 0.51, 0.5, 0.5])
@@ -155,7 +156,7 @@ def test_every_claim_has_a_row_no_two_repeat_a_measurement_and_missing_paper_dat
 
 
 def test_a_part_resting_on_an_unconverged_run_is_untestable_with_that_reason():
-    class Evidence:  # the two calls claims_table makes of privtext.claims_evidence.TestEvidence
+    class Evidence:  # the two calls claims_table makes of privtext.claims_evidence.ExampleEvidence
         def replicates(self, row):
             return np.array([row.value])
 
@@ -220,9 +221,9 @@ TINY = {
     "datasets": ["demo"],
     "demo": {"n_examples": 400},
     "attack": {"attackers": ["mlp", "sklearn_mlp"]},
-    "methods": {"nonpriv": {"epochs": 1}, "dpnr": {"epochs": 1}, "dpnr_code": {"epochs": 1}},
+    "methods": {"dpnr_nonpriv": {"epochs": 1}, "dpnr": {"epochs": 1}, "dpnr_code": {"epochs": 1}},
     "studies": {"tiny_claims": {"datasets": ["demo"], "seeds": [10, 20, 30, 40, 50], "artefacts": True,
-                                "methods": {"majority": {}, "nonpriv": {}, "dpnr": {"epsilon": [0.05]},
+                                "methods": {"majority": {}, "dpnr_nonpriv": {}, "dpnr": {"epsilon": [0.05]},
                                             "dpnr_code": {"epsilon": [0.05]}}}},
     "claims_studies": ["tiny_claims"],
     "run_studies": ["tiny_claims"],
@@ -261,14 +262,14 @@ def test_the_claims_rule_writes_a_row_for_every_claim_with_the_required_columns(
 
 
 def test_the_evidence_recomputes_every_saved_test_measure_of_a_real_run(tiny_claims_run, monkeypatch):
-    """Row 0 of every replicate equals the saved measure (TestEvidence raises otherwise)."""
-    from privtext.claims_evidence import TestEvidence
+    """Row 0 of every replicate equals the saved measure (ExampleEvidence raises otherwise)."""
+    from privtext.claims_evidence import ExampleEvidence
 
     monkeypatch.chdir(tiny_claims_run)
     measures = prepare_measures(pd.read_csv("results/tables/studies/tiny_claims/measures.csv",
                                             keep_default_na=False, na_values=[""]))
     meta = json.loads(Path("results/data/demo/meta.json").read_text())
-    evidence = TestEvidence({"demo": Path("results/data/demo")}, {"demo": meta}, n_resamples=20)
+    evidence = ExampleEvidence({"demo": Path("results/data/demo")}, {"demo": meta}, n_resamples=20)
     tested = measures[(measures["split"] == "test") & ~measures["measure"].str.startswith("mdl_")]
     recomputed = {m for m in tested["measure"]
                   if all(len(evidence.replicates(r)) == 21 for r in tested[tested["measure"] == m].itertuples())}

@@ -22,7 +22,8 @@ GRID_PARAMS = {
     "majority": (), "nonpriv": (), "adv": ("lambda",), "adv_br": ("lambda",), "multiadv": ("lambda", "lambda_orth"),
     "inlp": ("n_iter",), "noise": ("epsilon",), "dpnr": ("epsilon",), "cape": ("epsilon", "lambda"),
     "federate": ("epsilon", "lambda"), "dpnr_calibrated": ("epsilon",), "cape_calibrated": ("epsilon", "lambda"),
-    "dpnr_code": ("epsilon",), "cape_code": ("epsilon", "lambda"),
+    "dpnr_code": ("epsilon",), "cape_code": ("epsilon", "lambda"), "dpnr_nonpriv": (), "cape_base": (),
+    "cape_adv": ("lambda",), "cape_dp": ("epsilon",), "cape_dp_calibrated": ("epsilon",),
 }
 
 
@@ -74,6 +75,21 @@ def test_method_fits_and_returns_well_formed_outputs(name: str, data: dict[str, 
     steps = 0 if name == "majority" else FAST["epochs"] * -(-len(data["train"].y) // FAST["batch_size"])
     assert history["optimizer_steps"] == steps and isinstance(history["converged"], bool)
     safetensors.torch.save(method.state_dict())  # raises on non-tensor or shared storage
+
+
+def test_the_same_architecture_ablations_differ_from_their_method_only_in_noise_or_adversary() -> None:
+    def parts(name: str) -> tuple:
+        return (METHODS[name].privacy_layer, METHODS[name].adversarial)
+
+    assert parts("dpnr_nonpriv") == (None, False) and parts("cape_base") == (None, False)
+    assert parts("cape_adv") == (None, True) and parts("cape_dp") == ("minmax", False)
+    architecture = ("encoder_hidden", "representation_dim", "classifier_hidden", "dropout", "optimizer", "lr",
+                    "batch_size", "epochs", "patience", "select_on")
+    for ablation, method in (("dpnr_nonpriv", "dpnr"), ("cape_base", "cape"), ("cape_adv", "cape"),
+                             ("cape_dp", "cape")):
+        assert {k: METHODS[ablation].defaults[k] for k in architecture} == {
+            k: METHODS[method].defaults[k] for k in architecture}
+    assert build("dpnr_nonpriv").representation_dim == build("dpnr").representation_dim
 
 
 def test_the_plateau_criterion_on_hand_cases() -> None:

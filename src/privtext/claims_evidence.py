@@ -25,7 +25,7 @@ from privtext.parquet import read_columns
 TOLERANCE = 1e-5  # float32 sums against the saved float64 measures
 
 
-class TestEvidence:
+class ExampleEvidence:
     """Test records of the runs under ``results`` and the datasets in ``data_dirs`` (dataset → folder with
     ``test.parquet``); ``metas`` are the datasets' meta.json contents."""
 
@@ -62,7 +62,7 @@ class TestEvidence:
         size = 1 + self.n_resamples
         if row.split != "test" or row.measure.startswith("mdl_"):
             return np.full(size, float(row.value))
-        computed = _measure(row, test, self.run(row.run_dir))
+        computed = measure_replicates(row, test, self.run(row.run_dir))
         if computed is None:
             return np.full(size, float(row.value))
         if not math.isclose(float(computed[0]), float(row.value), rel_tol=TOLERANCE, abs_tol=TOLERANCE):
@@ -126,7 +126,7 @@ class _Run:
         return predictions["y_true"].astype(np.int64), predictions["y_pred"].astype(np.int64)
 
 
-def _measure(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None:
+def measure_replicates(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None:
     """One measure under every weight row, or None for a measure without per-example records here."""
     W = test.weights
     measure = row.measure

@@ -7,7 +7,7 @@ import pandas as pd
 
 from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
 from privtext.claims import claims_table, paper_readings
-from privtext.claims_evidence import TestEvidence
+from privtext.claims_evidence import ExampleEvidence
 from privtext.claims_report import write_claims_table, write_verdict_figure
 from privtext.logs import finish_job, setup_logging
 
@@ -18,7 +18,7 @@ measures = pd.concat(
 metas = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in snakemake.input.metas}
 published = pd.read_csv(snakemake.input.published) if "published" in snakemake.input.keys() else None
 inputs = ArtefactInputs(measures=prepare_measures(measures), metas=metas, published=normalise_published(published))
-evidence = TestEvidence({Path(p).parent.name: Path(p).parent for p in snakemake.input.tests}, metas,
+evidence = ExampleEvidence({Path(p).parent.name: Path(p).parent for p in snakemake.input.tests}, metas,
                         seed=snakemake.config["seed"])
 table = claims_table(inputs, evidence=evidence)
 paper = paper_readings(inputs.published) if inputs.published is not None else None

@@ -38,9 +38,14 @@ METHODS: dict[str, MethodSpec] = _specs(
     "dpnr",
     "dpnr_calibrated",
     "dpnr_code",
+    "dpnr_nonpriv",
     "cape",
     "cape_calibrated",
     "cape_code",
+    "cape_base",
+    "cape_adv",
+    "cape_dp",
+    "cape_dp_calibrated",
     "federate",
 )
 

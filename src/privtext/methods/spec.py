@@ -27,6 +27,11 @@ ADVERSARIAL: dict[str, Any] = {
 }
 
 
+def without(defaults: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """``defaults`` less ``keys``: an ablation of a method (its architecture without noise or adversary)."""
+    return {k: v for k, v in defaults.items() if k not in keys}
+
+
 @dataclass(frozen=True)
 class GridParam:
     """A hyper-parameter a study may sweep: its table label and the JSON schema of one value."""
