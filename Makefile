@@ -22,7 +22,7 @@ CONFIG_OVERRIDES += published_results=$(SHARED)/paper_results/published.csv
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit claims test test-slurm install dryrun lint clean
+.PHONY: run audit claims claims-full test test-slurm install dryrun lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,14 @@ audit: $(STAMP)
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
+
+# The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap):
+# a cluster's job (add --profile profiles/slurm via CLAIMS_CONFIG's neighbour SNAKEMAKE_ARGS); its cost:
+# .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set train.max_train=null
+SNAKEMAKE_ARGS ?=
+claims-full: $(STAMP)
+	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu]' \
+		'claims_studies=[claims_full,claims_full_mu]' 'train={max_train: null}' run_audit=true $(CLAIMS_CONFIG)
 
 dryrun: $(STAMP)
 	$(BIN)/snakemake -n $(SNAKEMAKE_CONFIG)

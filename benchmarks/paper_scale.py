@@ -1,6 +1,8 @@
 """What the full paper grid costs on a SLURM cluster: grid points, jobs, sbatch submissions, CPU/GPU-hours, wall time.
 
     .venv/bin/python benchmarks/paper_scale.py [--benchmarks DIR ...] [--points-per-job 8] [--gpu-texts-per-second 1000]
+    .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set train.max_train=null
+        (the claims at full size, `make claims-full`)
 
 1. Plans every paper study on every available dataset (no grid_shrink) with a Snakemake dry run in a scratch
    folder (the offline mirror from ../shared when present) and reads each planned job's rule and wildcards.
@@ -44,9 +46,10 @@ GROUPED = ("train", "attack", "mdl", "fairness")
 REMOTE_ALONE = ("build_dataset", "ner_persons", "embed")
 
 
-def planned_jobs(workdir: Path) -> list[tuple[str, bool, dict[str, str]]]:
-    """(rule, is_local, wildcards) of every job a dry run of the paper studies plans."""
-    config = {"run_studies": PAPER_STUDIES}
+def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES,
+                 settings: dict | None = None) -> list[tuple[str, bool, dict[str, str]]]:
+    """(rule, is_local, wildcards) of every job a dry run of ``studies`` plans (``settings``: more config)."""
+    config = {"run_studies": studies, **(settings or {})}
     for key, folder in (("data_mirror", SHARED / "data"), ("nltk_data", SHARED / "nltk_data")):
         if folder.is_dir():
             config[key] = str(folder)
@@ -125,11 +128,22 @@ def main() -> None:
     parser.add_argument("--cores-per-node", type=int, default=2)
     parser.add_argument("--gpu-texts-per-second", type=float, default=1000.0)
     parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
+    parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
+                        help="config settings for the plan, e.g. train.max_train=null")
     args = parser.parse_args()
+    settings: dict = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        *parents, leaf = key.split(".")
+        node = settings
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = yaml.safe_load(value)
 
     with tempfile.TemporaryDirectory(prefix="privtext-paper-scale-") as scratch:
         workdir = Path(scratch)
-        jobs = planned_jobs(workdir)
+        jobs = planned_jobs(workdir, args.studies, settings)
         measured = benchmark_seconds([b for b in args.benchmarks if b.is_dir()])
         per_rule = Counter(rule for rule, _, _ in jobs)
         # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
@@ -156,7 +170,8 @@ def main() -> None:
         (mean(v) for k, v in measured.items() if k[0] == "embed"), default=0.0)
     chain = longest_setup + args.points_per_job * per_point
 
-    print(f"paper studies: {', '.join(PAPER_STUDIES)}; every available dataset; no grid_shrink")
+    print(f"studies: {', '.join(args.studies)}; every available dataset; no grid_shrink"
+          + (f"; {' '.join(args.set)}" if args.set else ""))
     print(f"grid points                      {points:>10,}")
     print(f"rule jobs                        {sum(per_rule.values()) - per_rule['all']:>10,}  "
           + ", ".join(f"{r} {n:,}" for r, n in per_rule.most_common() if r != "all"))
