@@ -52,7 +52,7 @@ claims: $(STAMP)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap):
 # a cluster's job (add --profile profiles/slurm via CLAIMS_CONFIG's neighbour SNAKEMAKE_ARGS); its cost:
-# .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set train.max_train=null
+# .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
 SNAKEMAKE_ARGS ?=
 claims-full: $(STAMP)
 	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu]' \

@@ -1,7 +1,7 @@
 """What the full paper grid costs on a SLURM cluster: grid points, jobs, sbatch submissions, CPU/GPU-hours, wall time.
 
     .venv/bin/python benchmarks/paper_scale.py [--benchmarks DIR ...] [--points-per-job 8] [--gpu-texts-per-second 1000]
-    .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set train.max_train=null
+    .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
         (the claims at full size, `make claims-full`)
 
 1. Plans every paper study on every available dataset (no grid_shrink) with a Snakemake dry run in a scratch
@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
     parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
-                        help="config settings for the plan, e.g. train.max_train=null")
+                        help="config settings for the plan, e.g. 'train={max_train: null}' (dots nest keys)")
     args = parser.parse_args()
     settings: dict = {}
     for item in args.set:
