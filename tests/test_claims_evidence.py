@@ -5,7 +5,6 @@ often as its weight says. That holds the weighted code to the code that wrote th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
