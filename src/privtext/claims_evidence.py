@@ -58,11 +58,10 @@ class ExampleEvidence:
     def replicates(self, row: Any) -> np.ndarray:
         """``row`` (a measures-table row: dataset, run_dir, measure, split, attribute, attacker, group, value)
         on the test set as drawn (entry 0) and under each resample. Raises if entry 0 is not the saved value."""
-        test = self.test_set(row.dataset)
         size = 1 + self.n_resamples
         if row.split != "test" or row.measure.startswith("mdl_"):
-            return np.full(size, float(row.value))
-        computed = measure_replicates(row, test, self.run(row.run_dir))
+            return np.full(size, float(row.value))  # no test-set sampling: no records to read
+        computed = measure_replicates(row, self.test_set(row.dataset), self.run(row.run_dir))
         if computed is None:
             return np.full(size, float(row.value))
         if not math.isclose(float(computed[0]), float(row.value), rel_tol=TOLERANCE, abs_tol=TOLERANCE):

@@ -18,12 +18,11 @@ has variance ``τ²/S + σ_e²/n + σ_w²/(S·n)``. Its three parts are estimate
   ``σ_e²/n + σ_w²/(S·n)``; ``v̄``, the mean over seeds of each seed's bootstrap variance, estimates
   ``(σ_e² + σ_w²)/n``.
 
-So ``Var = s²/S + v_T − (v̄ − v_T)/(S − 1)``, floored at ``max(s²/S, v_T)`` (each is a lower bound in
-expectation). The interval is ``mean ± t·√Var`` with Satterthwaite's degrees of freedom, made conservative
-for few seeds (:func:`_satterthwaite_df`); the test-set part, estimated from thousands of examples, is treated
-as exact. A quantity
-with no test-set sampling (an MDL code length on the training split) has no bootstrap spread and reduces to the
-t-interval over seeds. ``tests/test_inference.py`` checks coverage and the rate of false directions by
+So ``Var = s²/S + v_T − (v̄ − v_T)/(S − 1)``; only where noise drives that to 0 or below is it replaced by
+``max(s²/S, v_T)`` (each a lower bound in expectation). The interval is ``mean ± t·√Var`` with Satterthwaite's
+degrees of freedom, made conservative for few seeds (:func:`_satterthwaite_df`); the test-set part, estimated
+from thousands of examples, is treated as exact. A quantity with no test-set sampling (an MDL code length on
+the training split) has no bootstrap spread and reduces to the t-interval over seeds. ``tests/test_inference.py`` checks coverage and the rate of false directions by
 simulation (docs/claims.md gives the figures).
 
 The bootstrap is Poisson(1) weights per example (a multinomial bootstrap in the limit; its weights are
@@ -79,13 +78,14 @@ class Estimate:
 
     def p_greater(self, threshold: float) -> float:
         """One-sided p-value of H0: true value ≤ ``threshold`` (small when the data show it is above)."""
-        return self._tail((self.mean - threshold), upper=True)
+        return self._tail(self.mean - threshold)
 
     def p_less(self, threshold: float) -> float:
         """One-sided p-value of H0: true value ≥ ``threshold``."""
-        return self._tail((threshold - self.mean), upper=True)
+        return self._tail(threshold - self.mean)
 
-    def _tail(self, distance: float, upper: bool) -> float:
+    def _tail(self, distance: float) -> float:
+        """P(T > distance / se) for Student's t with this estimate's df."""
         if not math.isfinite(self.se):
             return math.nan
         if self.se == 0:
@@ -127,7 +127,7 @@ def crossed_estimate(replicates: Mapping[int, np.ndarray], confidence: float = C
     if test_variance == 0:  # the plain t-interval over seeds
         variance, df = seed_variance, float(n_seeds - 1)
     else:
-        df = _satterthwaite_df(seed_variance, variance - seed_variance, n_seeds)
+        df = _satterthwaite_df(seed_variance, test_variance, n_seeds)
     se = math.sqrt(variance)
     mean = float(values.mean())
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se if se > 0 else 0.0
