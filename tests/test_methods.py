@@ -13,7 +13,8 @@ from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
 from privtext.methods.inlp_model import inlp_projection, nullspace_projection
 from privtext.nn import lambda_schedule
-from privtext.training import PLATEAU_TOLERANCE, PLATEAU_WINDOW, converged, train
+from privtext.training import (PLATEAU_TOLERANCE, PLATEAU_WINDOW, TaskClassifier, TensorSplit, TrainingSettings,
+                               converged, train)
 
 torch.set_num_threads(1)
 ATTRIBUTES = {"planted": 2, "other": 3}
@@ -72,8 +73,12 @@ def test_method_fits_and_returns_well_formed_outputs(name: str, data: dict[str, 
     assert method.predict_released(released).shape == (50,)
     assert {"epochs_run", "best_epoch", "epochs"} <= set(history)
     # every run records how much it was optimised and whether dev accuracy had plateaued
-    steps = 0 if name == "majority" else FAST["epochs"] * -(-len(data["train"].y) // FAST["batch_size"])
+    n = len(data["train"].y)
+    batch = min(FAST["batch_size"], -(-n // 50))  # the training rule: at least 50 steps an epoch
+    steps = 0 if name == "majority" else FAST["epochs"] * -(-n // batch)
     assert history["optimizer_steps"] == steps and isinstance(history["converged"], bool)
+    if name != "majority":
+        assert history["batch_size"] == batch and history["required_steps"] == 10 * -(-n // batch)
     safetensors.torch.save(method.state_dict())  # raises on non-tensor or shared storage
 
 
@@ -93,11 +98,38 @@ def test_the_same_architecture_ablations_differ_from_their_method_only_in_noise_
 
 
 def test_the_plateau_criterion_on_hand_cases() -> None:
-    flat = [0.5, 0.6, 0.7] + [0.7 + PLATEAU_TOLERANCE / 2] * PLATEAU_WINDOW
-    rising = [0.5, 0.6, 0.7] + [0.7 + 0.01 * k for k in range(1, PLATEAU_WINDOW + 1)]
+    w = PLATEAU_WINDOW
+    flat = [0.5, 0.6, 0.7] + [0.7 + PLATEAU_TOLERANCE / 2] * (2 * w)
+    rising = [0.5, 0.6, 0.7] + [0.7 + 0.01 * k for k in range(1, 2 * w + 1)]
     assert converged(flat) and not converged(rising)
-    assert not converged([0.5] * PLATEAU_WINDOW)  # too few epochs to tell
+    assert not converged([0.5] * (2 * w - 1))  # too few epochs to tell
     assert converged([0.5, 0.6], stopped_early=True)  # patience ran out: dev stopped improving
+
+
+def test_the_plateau_criterion_is_not_fooled_by_noisy_dev_scores() -> None:
+    """A DP method's dev accuracy goes through fresh noise every epoch: a flat but noisy curve has converged
+    (its running maximum keeps creeping up by chance), a clearly rising noisy one has not."""
+    rng = np.random.default_rng(0)
+    flat_noisy = 0.70 + rng.normal(0, 0.01, (2000, 20))
+    assert np.mean([converged(list(curve)) for curve in flat_noisy]) >= 0.95
+    rising_noisy = 0.5 + 0.01 * np.arange(20) + rng.normal(0, 0.01, (2000, 20))
+    assert np.mean([converged(list(curve)) for curve in rising_noisy]) <= 0.01
+    w = PLATEAU_WINDOW
+    assert not converged([0.70] * w + [0.73] * w)  # a clean rise of 0.03 between windows
+
+
+def test_the_training_rule_shrinks_the_batch_and_delays_early_stopping() -> None:
+    settings = TrainingSettings(epochs=45, batch_size=2000, lr=1e-3)
+    assert settings.batch_size_for(10_000) == 200  # FEDERATE's 2,000 would give 5 steps an epoch
+    assert settings.batch_size_for(200_000) == 2000  # the paper's batch where the paper's rows are
+    assert settings.required_steps(10_000) == 10 * 50
+    assert TrainingSettings(epochs=4, batch_size=64, lr=1e-3).batch_size_for(10_000) == 64
+    # patience 1 would stop after epoch 2 on a constant dev score; the rule keeps it going to epoch 10
+    model = torch.nn.Linear(3, 2)
+    split = TensorSplit(torch.zeros(100, 3), torch.zeros(100, dtype=torch.long), {})
+    history = train(TaskClassifier(model), split, split, TrainingSettings(epochs=30, batch_size=10, lr=1e-3, patience=1),
+                    generator=torch.Generator().manual_seed(0))
+    assert history["epochs_run"] == 10 and history["optimizer_steps"] == history["required_steps"] == 10 * 50
 
 
 @pytest.mark.parametrize("name", list(METHODS))
@@ -203,7 +235,7 @@ def test_adversarial_update_reverses_the_attribute_gradient_into_the_encoder(dat
 
 
 def test_best_response_steps_move_only_the_adversaries_before_each_joint_step(data: dict[str, Split]) -> None:
-    method = build("adv_br", {"epochs": 1, "batch_size": 200, "adversary_steps": 3})
+    method = build("adv_br", {"epochs": 1, "batch_size": 200, "adversary_steps": 3, "min_steps_per_epoch": 1})
     model = method.build_model(noise_seed=0)
     encoder_before = [p.detach().clone() for p in model.encoder.parameters()]
     model.adversary_loss(torch.from_numpy(data["train"].X[:64]),
@@ -238,7 +270,7 @@ def test_best_epoch_is_the_best_dev_accuracy_for_federate(data: dict[str, Split]
 
 
 def test_cape_selects_and_stops_on_dev_loss(data: dict[str, Split]) -> None:
-    history = build("cape", {"epochs": 40, "patience": 2, "lr": 1e-2}).fit(data["train"], data["dev"])
+    history = build("cape", {"epochs": 40, "patience": 2, "lr": 1e-2, "min_epochs": 1}).fit(data["train"], data["dev"])
     losses = [e["dev_loss"] for e in history["epochs"]]
     assert history["best_epoch"] == int(np.argmin(losses))
     assert history["epochs_run"] == history["best_epoch"] + 3  # stopped after 2 epochs without improvement

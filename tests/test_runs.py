@@ -56,7 +56,8 @@ def test_metrics_record_both_epsilons_and_provenance(demo_point, tmp_path):
 
 def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     root, features = demo_point
-    _train(root, features, tmp_path, method="nonpriv", params={})
+    # FEDERATE's own batch (5 epochs of few steps): the planted cue is still in the representation to measure
+    _train(root, features, tmp_path, method="nonpriv", params={"min_steps_per_epoch": 1})
     attack = attack_grid_point(data_dir=root / "data", run_dir=tmp_path, out_path=tmp_path / "attack.json",
                                attackers=["linear"], seed=5, max_train=None)
     assert set(attack["attackers"]["linear"]["attributes"]) == {"strong", "weak"}

@@ -82,7 +82,9 @@ class TorchMLPAttacker:
                 torch.nn.Linear(data.X_fit.shape[1], self.hidden), torch.nn.ReLU(),
                 torch.nn.Linear(self.hidden, len(classes)))).to(device)  # initialised on the CPU: same weights anywhere
         settings = TrainingSettings(epochs=self.max_epochs, batch_size=self.batch_size, lr=self.lr,
-                                    weight_decay=self.weight_decay, patience=self.patience, select_on="accuracy")
+                                    weight_decay=self.weight_decay, patience=self.patience, select_on="accuracy",
+                                    # the attacker's own schedule (DPNR's), not the methods' training rule
+                                    min_steps_per_epoch=1, min_epochs=1)
         history = train(
             model, TensorSplit(tensors(data.X_fit), torch.as_tensor(y_fit, dtype=torch.long, device=device), {}),
             TensorSplit(tensors(data.X_select), torch.as_tensor(y_select, dtype=torch.long, device=device), {}),

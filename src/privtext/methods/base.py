@@ -22,7 +22,7 @@ from privtext.devices import resolve_device
 from privtext.nn import (
     ACTIVATIONS, LAMBDA_SCHEDULES, Dropout, GradientReversal, MLPEnsemble, make_activation, mlp,
 )
-from privtext.methods.spec import MethodSpec
+from privtext.methods.spec import TRAINING_RULE, MethodSpec
 from privtext.privacy import LAYERS, PrivacyLayer, noise_scale
 from privtext.threads import limited_threads
 from privtext.training import TensorSplit, TrainingSettings, batched_apply, train
@@ -212,7 +212,8 @@ class NeuralMethod(Method):
         super().__init__(spec, params, **kwargs)
         self.settings = TrainingSettings(**{k: self.params[k] for k in (
             "epochs", "batch_size", "lr", "optimizer", "weight_decay", "patience", "select_on")},
-            adversary_steps=self.params.get("adversary_steps", 0))
+            adversary_steps=self.params.get("adversary_steps", 0),
+            **{k: self.params[k] for k in TRAINING_RULE if k in self.params})
         self._validate()
         self.model: RepresentationModel | None = None
 

@@ -11,7 +11,7 @@ used for early stopping is the task loss only (Keras' val_loss also summed the a
 
 from __future__ import annotations
 
-from privtext.methods.spec import ADVERSARIAL, MethodSpec
+from privtext.methods.spec import ADVERSARIAL, TRAINING_RULE, MethodSpec
 
 SPEC = MethodSpec("cape", grid_params=("epsilon", "lambda"), defaults={
     **ADVERSARIAL,
@@ -20,5 +20,5 @@ SPEC = MethodSpec("cape", grid_params=("epsilon", "lambda"), defaults={
     "dropout": 0.4, "activation": "relu", "layer": "minmax", "epsilon": 0.1,
     "lambda": 1.0, "lambda_schedule": "constant",
     "optimizer": "adam", "lr": 1e-4, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
-    "patience": 3, "select_on": "loss",
+    "patience": 3, "select_on": "loss", **TRAINING_RULE,
 })

@@ -10,17 +10,18 @@ code's one noise scalar per example (SPEC §1.3) is what kept its accuracy high.
 
 Departure: DPNR fine-tunes all of BERT with AdamW 5e-5 for 4 epochs, batch 64. Over frozen features only
 the pooler-like layer and the classifier train, for which 4 epochs at 5e-5 barely move the weights, so
-the defaults are AdamW 1e-3 for up to 10 epochs with early stopping on dev accuracy (patience 3).
+the defaults are AdamW 1e-3 for up to 20 epochs with early stopping on dev accuracy (patience 3, not before
+epoch 10: the training rule of :mod:`privtext.methods.spec`).
 """
 
 from __future__ import annotations
 
-from privtext.methods.spec import MethodSpec
+from privtext.methods.spec import TRAINING_RULE, MethodSpec
 
 SPEC = MethodSpec("dpnr", grid_params=("epsilon",), defaults={
     "encoder_hidden": [], "representation_dim": None, "encoder_output_activation": "tanh",
     "representation_dropout": 0.1, "classifier_hidden": [], "dropout": 0.1, "activation": "relu",
     "layer": "minmax", "epsilon": 0.05,
-    "optimizer": "adamw", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 64, "epochs": 10,
-    "patience": 3, "select_on": "accuracy",
+    "optimizer": "adamw", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
+    "patience": 3, "select_on": "accuracy", **TRAINING_RULE,
 })

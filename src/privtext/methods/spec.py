@@ -12,13 +12,17 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+# The training rule every neural method follows (privtext.training.TrainingSettings, docs/methods.md): at least
+# 50 optimiser steps an epoch on the rows a run sees (the batch shrinks to fit), and no early stop before 10
+# epochs. A method may override either like any hyper-parameter.
+TRAINING_RULE: dict[str, Any] = {"min_steps_per_epoch": 50, "min_epochs": 10}
 # FEDERATE (Maheshwari et al. 2022, §5 and reference code): encoder in→100→50→50, classifier 50→50→25→C,
 # adversary 50→50→K, dropout 0.1 after every hidden ReLU, Adam 1e-3, batch 2000, 30 epochs, best dev epoch.
 FEDERATE_FAMILY: dict[str, Any] = {
     "encoder_hidden": [100, 50], "representation_dim": 50, "encoder_output_activation": "linear",
     "representation_dropout": 0.0, "classifier_hidden": [50, 25], "dropout": 0.1, "activation": "relu",
     "optimizer": "adam", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 2000, "epochs": 30,
-    "patience": None, "select_on": "accuracy",
+    "patience": None, "select_on": "accuracy", **TRAINING_RULE,
 }
 # Adversarial part, FEDERATE Algorithm 1 and code: scheduled λ with γ = 7, one adversary per attribute.
 ADVERSARIAL: dict[str, Any] = {
