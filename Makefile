@@ -48,7 +48,7 @@ audit: $(STAMP)
 # make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
-	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
+	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap):
 # a cluster's job (add --profile profiles/slurm via CLAIMS_CONFIG's neighbour SNAKEMAKE_ARGS); its cost:

@@ -28,6 +28,7 @@ from scipy import stats
 
 from privtext.artefacts.common import ArtefactInputs, paper_dataset
 from privtext.inference import Estimate, crossed_estimate, missing_estimate
+from privtext.methods.spec import TRAINING_RULE
 from privtext.training import CONVERGENCE_RULE
 from privtext.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, MIN_SEEDS, Reading, judge,
                                paper_reading)
@@ -51,6 +52,8 @@ PAPER_DATASETS = {
     "federate": ("twitter", "bios", "adult", "celeba"),
 }
 SYNTHETIC = ("demo",)
+# A paper's claims apply on the datasets where its methods ran (the method or an ablation of it)
+PAPER_METHODS = {"DPNR": ("dpnr",), "CAPE": ("cape",), "FEDERATE": ("federate", "noise")}
 # The private attributes of paper datasets we may not have built (their published rows still get scored).
 PAPER_ATTRIBUTES = {"tp_uk": ("gender", "age", "location")}
 COLUMNS = ("claim", "paper", "claim_text", "quote", "source", "dataset", "dataset_kind", "setting", "reading",
@@ -567,18 +570,24 @@ def _conditions(ctx: ClaimContext, parts: Sequence[Part]) -> dict[str, str]:
     epsilon += [f"{m}: not DP (the reference code's mechanism)" for m in sorted(set(known["method"]) & CODE_METHODS)]
     epsilon = "; ".join(epsilon) if epsilon else ("no DP method" if len(known) else "")
     info = [ctx.evidence.run_info(r) for r in runs] if ctx.evidence is not None else []
-    rows = sorted({i["n_train"] for i in info if i.get("n_train") is not None})
+    rows = sorted({(i["n_train"], i.get("n_train_available")) for i in info if i.get("n_train") is not None},
+                  key=lambda pair: pair[0])
     converged = [i.get("converged") for i in info]
     seeds = sorted({s for p in parts for s in p.estimate.per_seed})
     return {
         "epsilon_effective": epsilon,
         "encoder": ", ".join(sorted(known["encoder"].dropna().unique())) if len(known) else "",
-        "train_rows": ", ".join(map(str, rows)) if rows else ("not recorded" if info else ""),
+        "train_rows": ", ".join(_train_rows(*r) for r in rows) if rows else ("not recorded" if info else ""),
         "attacker": ", ".join(sorted({p.attacker for p in parts if p.attacker})) or "none",
         "seeds": ", ".join(map(str, seeds)),
         "converged": ("" if not info else "not recorded" if any(c is None for c in converged)
                       else "yes" if all(converged) else "no"),
     }
+
+
+def _train_rows(used: int, available: int | None) -> str:
+    """'10000 of 32561 (capped)' where the training cap left rows out, else '32561'."""
+    return f"{used} of {available} (capped)" if available is not None and used < available else str(used)
 
 
 def _per_seed(parts: Sequence[Part]) -> str:
@@ -589,14 +598,23 @@ def _per_seed(parts: Sequence[Part]) -> str:
 
 
 def _unconverged(ctx: ClaimContext, part: Part) -> Part:
-    """A part resting on a run that did not converge cannot be judged: it says so."""
+    """A part resting on a run that did not converge, or took fewer optimiser steps than the training rule
+    asks (:meth:`privtext.training.TrainingSettings.required_steps`), cannot be judged: it says so."""
     if part.blocker or ctx.evidence is None:
         return part
-    stale = [r for r in part.runs if ctx.evidence.run_info(r).get("converged") is False]
-    if not stale:
-        return part
-    return dataclasses.replace(part, blocker=f"{len(stale)} of its {len(part.runs)} runs did not converge "
-                                             f"({CONVERGENCE_RULE}); train them longer")
+    info = {r: ctx.evidence.run_info(r) for r in part.runs}
+    short = [r for r, i in info.items()
+             if i.get("required_steps") is not None and (i.get("optimizer_steps") or 0) < i["required_steps"]]
+    stale = [r for r, i in info.items() if i.get("converged") is False]
+    if short:
+        return dataclasses.replace(part, blocker=f"{len(short)} of its {len(part.runs)} runs took fewer optimiser "
+                                                 f"steps than the training rule asks ({TRAINING_RULE['min_epochs']} "
+                                                 f"epochs of at least {TRAINING_RULE['min_steps_per_epoch']} steps); "
+                                                 "train them longer")
+    if stale:
+        return dataclasses.replace(part, blocker=f"{len(stale)} of its {len(part.runs)} runs did not converge "
+                                                 f"({CONVERGENCE_RULE}); train them longer")
+    return part
 
 
 def _row(claim: Claim, ctx: ClaimContext, parts: list[Part], note: str = "") -> dict[str, Any]:
@@ -640,18 +658,28 @@ def _unavailable_row(claim: Claim, ctx: ClaimContext) -> dict[str, Any]:
     return row
 
 
+def _ran(inputs: ArtefactInputs, prefixes: tuple[str, ...]) -> list[str]:
+    """The measured datasets with runs of a method whose name starts with one of ``prefixes``."""
+    pairs = inputs.measures[["dataset", "method"]].drop_duplicates()
+    hits = set(pairs.loc[pairs["method"].str.startswith(prefixes), "dataset"])
+    return [d for d in inputs.datasets() if d in hits]
+
+
 def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, evidence: Any = None) -> pd.DataFrame:
     """One row per (claim, dataset, setting), plus one row per paper dataset not measured (its published
     numbers scored). Reads saved measures (and, with ``evidence``, the runs' per-example test records)."""
     rows = []
     measured = inputs.datasets()
     for claim in (CLAIMS[c] for c in (claims or CLAIMS)):
-        datasets = claim.datasets(inputs) if claim.datasets else measured
+        # a paper's claims are judged where its study ran its method (claims: DPNR and CAPE on text datasets,
+        # claims_federate: FEDERATE's datasets)
+        ran = _ran(inputs, PAPER_METHODS[claim.paper])
+        datasets = [d for d in (claim.datasets(inputs) if claim.datasets else measured) if d in ran]
         for dataset in datasets:
             for setting in claim.settings:
                 ctx = ClaimContext(inputs, dataset, setting, evidence)
                 rows.append(_row(claim, ctx, claim.build(ctx)))
-        missing = [d for d in PAPER_DATASETS[claim.paper.lower()] if d not in measured]
+        missing = [d for d in PAPER_DATASETS[claim.paper.lower()] if d not in ran]
         for dataset in missing:
             rows.append(_unavailable_row(claim, ClaimContext(inputs, dataset, SETTINGS[claim.dp][0], None)))
         if not datasets and not missing:

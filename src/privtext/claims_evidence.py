@@ -103,8 +103,9 @@ class _Run:
     def info(self) -> dict[str, Any]:
         metrics = json.loads((self.dir / "metrics.json").read_text())
         history = metrics.get("history") or {}
-        return {"n_train": metrics.get("n_train"), "max_train": metrics.get("max_train"),
-                "optimizer_steps": history.get("optimizer_steps"), "converged": history.get("converged")}
+        return {"n_train": metrics.get("n_train"), "n_train_available": metrics.get("n_train_available"),
+                "max_train": metrics.get("max_train"), "optimizer_steps": history.get("optimizer_steps"),
+                "required_steps": history.get("required_steps"), "converged": history.get("converged")}
 
     def attacker_predictions(self, attacker: str, attribute: str, test: _TestSet) -> np.ndarray:
         try:

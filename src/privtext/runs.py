@@ -121,6 +121,7 @@ def train_grid_point(
         "dev": metrics["dev"],
         "test": metrics["test"],
         "n_train": int(len(train.y)),
+        "n_train_available": int(len(splits["train"].y)),
         "max_train": max_train,
         "history": history,
         "seconds": round(time.perf_counter() - started, 3),
