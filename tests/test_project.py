@@ -44,3 +44,41 @@ def test_default_dry_run_lists_data_jobs(tmp_path):
     if DATA_MIRROR:
         for dataset in ("demo", "ag_dpnr", "adult", "celeba", "blog", "ag"):
             assert f"results/data/{dataset}/meta.json" in result.stdout
+
+
+def _private_names_by_module() -> dict[str, set[str]]:
+    """Per module of src/privtext: the private names it defines (module level, and in its classes)."""
+    import ast
+
+    defined: dict[str, set[str]] = {}
+    for path in sorted((PROJECT_ROOT / "src" / "privtext").rglob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+        defined[str(path.relative_to(PROJECT_ROOT))] = {n for n in names if n.startswith("_") and not n.startswith("__")}
+    return defined
+
+
+def test_no_module_uses_another_modules_private_names():
+    """A private name (one leading underscore) defined in one module of src/privtext is not imported, nor read
+    as an attribute of anything but self/cls, in another: what modules share is their public API."""
+    import ast
+
+    defined = _private_names_by_module()
+    offences = []
+    for module, own in defined.items():
+        others = set().union(*(names for other, names in defined.items() if other != module)) - own
+        tree = ast.parse((PROJECT_ROOT / module).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("privtext"):
+                offences += [f"{module}:{node.lineno} imports {a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+            elif (isinstance(node, ast.Attribute) and node.attr in others
+                  and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                offences.append(f"{module}:{node.lineno} uses .{node.attr}")
+    assert not offences, offences

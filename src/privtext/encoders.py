@@ -167,7 +167,7 @@ def load_encoder(encoder: str | EncoderSpec = DEFAULT_ENCODER, device: str = "au
     )
 
 
-def _pool(output: Any, attention_mask: torch.Tensor, pooling: str, name: str) -> torch.Tensor:
+def pool_output(output: Any, attention_mask: torch.Tensor, pooling: str, name: str) -> torch.Tensor:
     if pooling == "pooler":
         pooled = getattr(output, "pooler_output", None)
         if pooled is None:
@@ -239,7 +239,7 @@ def extract_embeddings(
                 batch = tokenizer.pad({key: [encoded[key][i] for i in rows] for key in inputs}, return_tensors="pt")
                 batch = {key: value.to(loaded.device) for key, value in batch.items()}
                 output = model(**batch)
-                pooled = _pool(output, batch["attention_mask"], pooling, spec.name)
+                pooled = pool_output(output, batch["attention_mask"], pooling, spec.name)
                 embeddings[rows] = pooled.cpu().numpy()
                 positions += batch["attention_mask"].numel()
                 bar.update(len(rows))

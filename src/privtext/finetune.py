@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from privtext.devices import autocast
-from privtext.encoders import LoadedEncoder, _pool  # the same pooling as frozen extraction
+from privtext.encoders import LoadedEncoder, pool_output  # the same pooling as frozen extraction
 from privtext.methods.base import NeuralMethod, RepresentationModel
 from privtext.optim import adamw
 from privtext.training import CONVERGENCE_RULE, converged
@@ -128,7 +128,7 @@ class FinetunedModel(nn.Module):
         device = ids.device
         with contextlib.nullcontext() if self.training else autocast(device):
             output = self.transformer(input_ids=ids, attention_mask=mask)
-        return _pool(output, mask, self.pooling, self.name)
+        return pool_output(output, mask, self.pooling, self.name)
 
     def forward(self, packed: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(packed))
@@ -155,7 +155,7 @@ def head_accuracy(method: NeuralMethod, features: np.ndarray, y: np.ndarray) -> 
     """Dev accuracy and task cross-entropy of the method's head on ``features`` (fresh noise, eval mode)."""
     assert method.model is not None
     method.model.eval()
-    logits = method._run(method.model, torch.from_numpy(features))
+    logits = method.apply(method.model, torch.from_numpy(features))
     labels = torch.tensor(y, dtype=torch.int64)
     return float((logits.argmax(dim=1) == labels).double().mean()), float(F.cross_entropy(logits, labels))
 
@@ -191,7 +191,7 @@ def fit_end_to_end(
     select_on = method.settings.select_on
     for epoch in range(settings.epochs):
         started, cpu_started = time.perf_counter(), time.process_time()  # process CPU time: all threads
-        record: dict[str, Any] = {"epoch": epoch, **method._epoch_hook(epoch)}
+        record: dict[str, Any] = {"epoch": epoch, **method.epoch_hook(epoch)}
         packed = train_tokens(epoch).packed
         order = torch.randperm(n, generator=generator)  # CPU generator: the same batches on every device
         model.train()

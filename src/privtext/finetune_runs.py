@@ -19,7 +19,7 @@ import pandas as pd
 
 from privtext.data import SPLITS, read_meta
 from privtext.provenance import versions
-from privtext.runs import _attack_in_train_job, _json_default, privacy_record, write_release
+from privtext.runs import attack_in_train_job, json_default, privacy_record, write_release
 from privtext.sampling import seeded_rows
 
 log = logging.getLogger(__name__)
@@ -169,9 +169,9 @@ def finetune_grid_point(
         "autocast": str(autocast_dtype(used) or "none").replace("torch.", ""),  # inference only; training is fp32
         "data_split_manifest_sha256": meta["split_manifest_sha256"], "versions": versions(), **dict(context or {}),
     }
-    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=json_default) + "\n")
     if attack and attack.get("attackers"):  # as train_grid_point: the attack job publishes it
-        _attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
+        attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
     log.info("%s+finetune %s: dev acc %.4f, test acc %.4f, %.1f s", method, grid_params,
              metrics["dev"]["accuracy"], metrics["test"]["accuracy"], result["seconds"])
     return result

@@ -131,10 +131,10 @@ def train_grid_point(
         "versions": versions(),
         **dict(context or {}),
     }
-    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=json_default) + "\n")
     log.info("%s %s: dev acc %.4f, test acc %.4f", method, grid_params, metrics["dev"]["accuracy"], metrics["test"]["accuracy"])
     if attack and attack.get("attackers"):
-        _attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
+        attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
     return result
 
 
@@ -208,7 +208,7 @@ def _attack(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: S
             "versions": versions()}
 
 
-def _attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
+def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
                          seed: int, threads: int) -> None:
     from privtext.attack_cache import attack_key, store
 
@@ -219,10 +219,10 @@ def _attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path,
 
 
 def _attack_json(result: Mapping[str, Any]) -> str:
-    return json.dumps(result, indent=2, default=_json_default) + "\n"
+    return json.dumps(result, indent=2, default=json_default) + "\n"
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -257,7 +257,7 @@ def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: 
             value_names=meta["private_attributes"],
         )
     result["seconds"] = round(time.perf_counter() - started, 3)
-    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    Path(out_path).write_text(json.dumps(result, indent=2, default=json_default) + "\n")
     return result
 
 
@@ -293,5 +293,5 @@ def mdl_grid_point(
         "attributes": attributes,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    Path(out_path).write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+    Path(out_path).write_text(json.dumps(result, indent=2, default=json_default) + "\n")
     return result

@@ -296,7 +296,8 @@ class NeuralMethod(Method):
         schedule = LAMBDA_SCHEDULES[self.params["lambda_schedule"]]
         return schedule(float(self.params["lambda"]), epoch, self.settings.epochs, float(self.params["gamma"]))
 
-    def _epoch_hook(self, epoch: int) -> dict[str, float]:
+    def epoch_hook(self, epoch: int) -> dict[str, float]:
+        """Set what changes per epoch (the adversaries' λ) before ``epoch`` trains; returns what the history records."""
         assert self.model is not None
         if not self.model.attributes:
             return {}
@@ -312,7 +313,7 @@ class NeuralMethod(Method):
             self.model = self.build_model(noise_seed).to(self.device)
             shuffler = torch.Generator().manual_seed(shuffle_seed)
             history = train(self.model, train_data.to(self.device), dev_data.to(self.device), self.settings,
-                            generator=shuffler, epoch_hook=self._epoch_hook)
+                            generator=shuffler, epoch_hook=self.epoch_hook)
         return {"method": self.name, "protected_attributes": list(self.model.attributes), **history}
 
     def _fitted(self) -> RepresentationModel:
@@ -321,22 +322,22 @@ class NeuralMethod(Method):
         self.model.eval()
         return self.model
 
-    def _run(self, fn: Any, X: torch.Tensor) -> torch.Tensor:
+    def apply(self, fn: Any, X: torch.Tensor) -> torch.Tensor:
         """``fn`` over ``X`` on the method's device; the result comes back on the CPU."""
         with torch_session(self.threads):
             return batched_apply(fn, X.to(self.device)).cpu()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         model = self._fitted()
-        return self._run(model, as_features(X, self.input_dim)).argmax(dim=1).numpy()
+        return self.apply(model, as_features(X, self.input_dim)).argmax(dim=1).numpy()
 
     def release(self, X: np.ndarray) -> np.ndarray:
         model = self._fitted()
-        return self._run(model.represent, as_features(X, self.input_dim)).numpy().astype(np.float32)
+        return self.apply(model.represent, as_features(X, self.input_dim)).numpy().astype(np.float32)
 
     def predict_released(self, R: np.ndarray) -> np.ndarray:
         model = self._fitted()
-        return self._run(model.classifier, as_features(R, self.representation_dim)).argmax(dim=1).numpy()
+        return self.apply(model.classifier, as_features(R, self.representation_dim)).argmax(dim=1).numpy()
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         model = self._fitted()

@@ -99,7 +99,7 @@ class INLP(NeuralMethod):
         if self.projection is None or self.head is None:
             raise RuntimeError("method 'inlp' is not fitted; call fit(train, dev) first")
         encoder, projection = self._fitted().encoder, self.projection.to(self.device)
-        return self._run(lambda x: encoder(x) @ projection, as_features(X, self.input_dim))
+        return self.apply(lambda x: encoder(x) @ projection, as_features(X, self.input_dim))
 
     def release(self, X: np.ndarray) -> np.ndarray:
         return self._projected(X).numpy().astype(np.float32)
@@ -111,7 +111,7 @@ class INLP(NeuralMethod):
         if self.head is None:
             raise RuntimeError("method 'inlp' is not fitted; call fit(train, dev) first")
         self.head.eval()
-        return self._run(self.head, as_features(R, self.representation_dim)).argmax(dim=1).numpy()
+        return self.apply(self.head, as_features(R, self.representation_dim)).argmax(dim=1).numpy()
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         if self.projection is None or self.head is None:
