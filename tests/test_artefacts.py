@@ -155,6 +155,17 @@ def _csv(prefix: Path) -> pd.DataFrame:
     return pd.read_csv(f"{prefix}.csv", keep_default_na=False, na_values=[""])
 
 
+def test_every_registered_method_has_a_label_a_colour_a_marker_and_a_place():
+    from privtext.artefacts.common import MARKERS, METHOD_LABELS, METHOD_ORDER, PALETTE
+    from privtext.methods import METHODS
+
+    for table in (METHOD_LABELS, PALETTE, MARKERS, METHOD_ORDER):
+        assert not set(METHODS) - set(table), set(METHODS) - set(table)
+    # a variant keeps its method's colour but no two methods share a (colour, marker)
+    styles = [(PALETTE[m], MARKERS[m]) for m in METHODS]
+    assert len(set(styles)) == len(styles)
+
+
 def test_registry_names_kinds_and_studies():
     assert len(ARTEFACTS) == 22
     assert {a.kind for a in ARTEFACTS.values()} == {"table", "figure"}

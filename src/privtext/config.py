@@ -1,7 +1,7 @@
 """Configuration loading and the cross-field checks JSON Schema cannot express.
 
-The Snakefile validates with ``snakemake.utils.validate`` (which fills defaults); tests and scripts that run
-without Snakemake use :func:`load_config`, which applies the same schema with the same default filling.
+The Snakefile (``rules/common.smk``) and :func:`load_config` both call :func:`validate_config`: the JSON Schema
+(with its defaults filled in) and then the cross-field checks, before any job runs.
 """
 
 from __future__ import annotations

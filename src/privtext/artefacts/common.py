@@ -36,19 +36,34 @@ DATASET_LABELS = {
 }
 DATASET_ORDER = ("tp_us", "ag_dpnr", "ag", "blog", "tp_uk", "twitter", "bios", "adult", "celeba", "demo")
 
-METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise", "dpnr", "cape", "federate")
+METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise",
+                "dpnr_nonpriv", "dpnr", "dpnr_calibrated", "dpnr_code",
+                "cape_base", "cape_adv", "cape_dp", "cape_dp_calibrated", "cape", "cape_calibrated", "cape_code",
+                "federate")
 METHOD_LABELS = {
     "majority": "MAJORITY", "random": "Random", "nonpriv": "NON-PRIV", "adv": "ADV", "adv_br": "ADV-BR", "multiadv": "Multi-adv",
     "inlp": "INLP", "noise": "Noise", "dpnr": "DPNR", "cape": "CAPE", "federate": "FEDERATE",
+    # the same models at an honest ε (Lap(D/ε)), with the reference code's mechanisms (not DP), and the papers'
+    # same-architecture ablations
+    "dpnr_calibrated": "DPNR (calibrated)", "cape_calibrated": "CAPE (calibrated)",
+    "dpnr_code": "DPNR (code's noise)", "cape_code": "CAPE (code's noise)",
+    "dpnr_nonpriv": "DPNR NON-PRIV", "cape_base": "CAPE Base", "cape_adv": "CAPE Adv.", "cape_dp": "CAPE DP",
+    "cape_dp_calibrated": "CAPE DP (calibrated)",
 }
-# One colour (Okabe–Ito based, colour-blind safe) and marker per method, used by every figure.
+# One colour (Okabe–Ito based, colour-blind safe) and marker per method, used by every figure. A variant keeps
+# its method's colour and takes its own marker.
 PALETTE = {
     "majority": "#999999", "random": "#999999", "nonpriv": "#000000", "adv": "#E69F00", "adv_br": "#999933", "multiadv": "#8C6D31",
     "inlp": "#CC79A7", "noise": "#56B4E9", "dpnr": "#D55E00", "cape": "#009E73", "federate": "#0072B2",
+    "dpnr_calibrated": "#D55E00", "dpnr_code": "#D55E00", "dpnr_nonpriv": "#000000",
+    "cape_calibrated": "#009E73", "cape_code": "#009E73", "cape_base": "#000000", "cape_adv": "#E69F00",
+    "cape_dp": "#009E73", "cape_dp_calibrated": "#009E73",
 }
 MARKERS = {
     "majority": "x", "random": "x", "nonpriv": "o", "adv": "s", "adv_br": "d", "multiadv": "D", "inlp": "v", "noise": "^",
     "dpnr": "P", "cape": "X", "federate": "*",
+    "dpnr_calibrated": "p", "dpnr_code": "1", "dpnr_nonpriv": "8", "cape_calibrated": "h", "cape_code": "2",
+    "cape_base": "H", "cape_adv": "<", "cape_dp": ">", "cape_dp_calibrated": "3",
 }
 FIGURE_STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
