@@ -14,7 +14,7 @@ from privtext.data.common import manifest_sha256
 from privtext.data.encoded import read_label_index
 from privtext.data.safe_pickle import UnsafePickleError, load_data_pickle
 from privtext.data.sources import DownloadError, download, resolve_layout
-from privtext.data.synthetic_encoded import write_bios_files, write_twitter_files
+from synthetic_encoded import write_bios_files, write_twitter_files
 
 SEED = 10
 SPLIT_ROWS = {"train": 50, "dev": 10, "test": 10}

@@ -11,7 +11,7 @@ from privtext.config import load_config
 from privtext.data import DatasetError, Quarantine, get_builder
 from privtext.data.common import manifest_sha256
 from privtext.data.sources import TP_UK, TP_US
-from privtext.data.synthetic import write_trustpilot_file
+from synthetic_trustpilot import write_trustpilot_file
 from privtext.data.trustpilot import assign_birth_year_bins, birth_year_bin_names, fit_birth_year_bins
 
 SEED = 10

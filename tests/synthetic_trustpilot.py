@@ -1,4 +1,4 @@
-"""Synthetic Trustpilot files in the exact raw format (SPEC §3), for tests and for trying the pipeline offline.
+"""Synthetic Trustpilot files in the exact raw format (docs/data.md), for the tests: the real files are not offline.
 
 :func:`write_trustpilot_file` writes one user per line as a Python literal dict (``repr``), optionally some
 lines as JSON, plain or zipped like the lowlands release. It can plant named defects in chosen users and
