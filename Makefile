@@ -38,7 +38,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/snakemake --cores all $(SNAKEMAKE_CONFIG)
 
-# The empirical ε audit alone (SPEC §7; about 2 minutes on one core). run_audit=true would add it to `make run`.
+# The empirical ε audit alone (docs/audit.md, "How the audit works"; about 2 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
 	$(BIN)/snakemake --cores all epsilon_audit $(SNAKEMAKE_CONFIG)
 
@@ -68,7 +68,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The grid on a real single-node SLURM cluster (root, Debian; ../shared/tools/start_local_slurm.sh installs
-# and starts it): same numbers as a local run, grouping, scancel + rerun. README, "Running on a SLURM cluster".
+# and starts it): same numbers as a local run, grouping, scancel + rerun. docs/reproducing.md, "Running on a SLURM cluster".
 test-slurm: $(STAMP)
 	$(BIN)/pip install --quiet --no-compile -e '.[dev,slurm]'
 	$(BIN)/python tests/slurm/run_slurm_check.py

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/federate_adult.py --repeats 5 --threads 1
 
-The work is FEDERATE's own setting (issue 12; SPEC §1.3): ε = 8, λ = 0.5 with the γ = 7 schedule, 45 epochs,
+The work is FEDERATE's own setting (issue 12; docs/methods.md, "The reference code's departures"): ε = 8, λ = 0.5 with the γ = 7 schedule, 45 epochs,
 batch 2000, Adam 1e-3, the whole training split (27,133 rows, no `train.max_train` cap); then the three fresh
 attackers of the default config on the released representations. Adult and its feature matrix are built
 first with the real Snakefile in ``--workdir`` (not timed). Each repeat starts fresh processes exactly as

@@ -14,7 +14,7 @@
    (`benchmark:` directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else
    of the same rule and method, else of the rule; the basis of each figure is printed.
 4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
-   split sizes, else the README's table) at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
+   split sizes, else docs/data.md, "Dataset sizes") at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
    figure for BERT-base at 128 tokens in fp32 on one data-centre GPU).
 5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots: the CPU work divided over
    the slots, but never less than the longest chain (largest dataset build + its extraction + one full
@@ -103,9 +103,9 @@ def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Cou
     return 0.0
 
 
-# train + dev + test of the text datasets built from ../shared/data (README, "Dataset sizes"), used when no
+# train + dev + test of the text datasets built from ../shared/data (docs/data.md, "Dataset sizes"), used when no
 # meta.json of a built dataset is at hand.
-README_SIZES = {"ag_dpnr": 14_571, "ag": 273, "blog": 6_572, "demo": 2_000}
+DOC_SIZES = {"ag_dpnr": 14_571, "ag": 273, "blog": 6_572, "demo": 2_000}
 
 
 def dataset_texts(data_dirs: list[Path], dataset: str) -> int:
@@ -113,7 +113,7 @@ def dataset_texts(data_dirs: list[Path], dataset: str) -> int:
         meta = folder / dataset / "meta.json"
         if meta.exists():
             return sum(json.loads(meta.read_text())["splits"].values())
-    return README_SIZES.get(dataset, 0)
+    return DOC_SIZES.get(dataset, 0)
 
 
 def hours(seconds: float) -> str:

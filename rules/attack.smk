@@ -1,4 +1,4 @@
-# Fresh attackers on the released representations of a finished grid point (SPEC §4).
+# Fresh attackers on the released representations of a finished grid point (docs/methods.md, "Measures").
 
 
 rule attack:

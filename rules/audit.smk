@@ -1,4 +1,4 @@
-# The empirical ε audit of every privacy layer (SPEC §7): needs no data, opt-in (`make audit`, run_audit).
+# The empirical ε audit of every privacy layer (docs/audit.md, "How the audit works"): needs no data, opt-in (`make audit`, run_audit).
 
 
 rule epsilon_audit:

@@ -229,7 +229,7 @@ def artefact_outputs(artefact):
 
 
 def audit_outputs():
-    """The ε audit's table and figure (SPEC §7), opt-in via run_audit (rule epsilon_audit writes them)."""
+    """The ε audit's table and figure (docs/audit.md, "How the audit works"), opt-in via run_audit (rule epsilon_audit writes them)."""
     tables = [f"results/tables/extra/epsilon_audit.{ext}" for ext in ("csv", "md")]
     return tables + [f"results/figures/extra/epsilon_audit.{ext}" for ext in ("png", "pdf")]
 

@@ -1,4 +1,4 @@
-# Raw data acquisition and dataset construction (SPEC §3).
+# Raw data acquisition and dataset construction (docs/data.md).
 
 
 rule download_raw:

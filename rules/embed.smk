@@ -1,4 +1,4 @@
-# Frozen-encoder feature extraction, once per (dataset, encoder, mu, dropout seed) (SPEC §1.2).
+# Frozen-encoder feature extraction, once per (dataset, encoder, mu, dropout seed) (docs/methods.md, "Word dropout").
 
 
 rule embed:

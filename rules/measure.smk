@@ -1,4 +1,4 @@
-# Per grid point measurements beyond the attackers: MDL probing and main-task fairness (SPEC §4).
+# Per grid point measurements beyond the attackers: MDL probing and main-task fairness (docs/methods.md, "Measures").
 
 
 rule mdl:

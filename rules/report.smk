@@ -1,4 +1,4 @@
-# Per-study measure tables and every paper artefact (SPEC §5), each with a report caption.
+# Per-study measure tables and every paper artefact (docs/reproducing.md, "Paper artefacts"), each with a report caption.
 
 
 rule study_measures:

@@ -1,5 +1,5 @@
 # One job per grid point: train a method on frozen features, or fine-tune the text encoder with it end to end
-# (encoder segment `{encoder}+finetune`, privtext.finetune), and release representations (SPEC §2).
+# (encoder segment `{encoder}+finetune`, privtext.finetune), and release representations (docs/methods.md, "Methods").
 # RUN_DIR and BENCHMARK_DIR come from privtext.grid (imported in common.smk), the one spelling of the paths.
 
 

@@ -1,4 +1,4 @@
-"""AG: the three raw layouts, NER backends, surname merging, the builders and the Snakemake route (SPEC §3)."""
+"""AG: the three raw layouts, NER backends, surname merging, the builders and the Snakemake route (docs/data.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paper artefacts (SPEC §5) built from a synthetic measures table with the exact measures.csv schema."""
+"""Paper artefacts (docs/reproducing.md, "Paper artefacts") built from a synthetic measures table with the exact measures.csv schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The empirical ε audit (SPEC §7): its bounds, its calibration on a known mechanism, and what it finds."""
+"""The empirical ε audit (docs/audit.md, "How the audit works"): its bounds, its calibration on a known mechanism, and what it finds."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ LAPLACE_MARGIN = (0.05, 0.05)
 
 @pytest.fixture(scope="module")
 def audit_d50() -> pd.DataFrame:
-    """The default audit (mechanisms, ε, samples, seed) at D = 50; the README shows D = 384 too."""
+    """The default audit (mechanisms, ε, samples, seed) at D = 50; docs/audit.md shows D = 384 too."""
     return run_audit(DEFAULTS["mechanisms"], DEFAULTS["epsilons"], [50], SAMPLES, seed=DEFAULTS["seed"],
                      confidence=DEFAULTS["confidence"], logistic_samples=DEFAULTS["logistic_samples"])
 

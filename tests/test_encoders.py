@@ -1,4 +1,4 @@
-"""Frozen-encoder extraction (SPEC §1.3): offline MiniLM, a tiny BERT through the real rule, pooling without
+"""Frozen-encoder extraction (docs/methods.md, "The reference code's departures"): offline MiniLM, a tiny BERT through the real rule, pooling without
 CAPE's padding bug, provenance."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The adult and celeba builders (SPEC §3 "Adult and CelebA") on hand-made files and, when present, the mirror."""
+"""The adult and celeba builders (docs/data.md "Adult and CelebA") on hand-made files and, when present, the mirror."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Word dropout (DPNR Theorem 2, SPEC §1.2): exact count, seeded per example, uniform positions."""
+"""Word dropout (DPNR Theorem 2, docs/methods.md, "Word dropout"): exact count, seeded per example, uniform positions."""
 
 from __future__ import annotations
 

@@ -226,7 +226,7 @@ def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finishe
     assert refused.returncode != 0 and "IncompleteFilesException" in refused.stdout + refused.stderr
     assert str(killed_metrics[0]) in refused.stdout + refused.stderr
 
-    # SIGKILL also leaves Snakemake's lock: the same command refuses to start until `--unlock` (README).
+    # SIGKILL also leaves Snakemake's lock: the same command refuses to start until `--unlock` (docs/reproducing.md).
     locked = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
     subprocess.run([*command, "--unlock"], cwd=workdir, capture_output=True, text=True, check=True)

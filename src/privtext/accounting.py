@@ -1,4 +1,4 @@
-"""What ε a configuration really guarantees (SPEC §1.1–1.2), kept apart from the mechanisms.
+"""What ε a configuration really guarantees (docs/methods.md, "Privacy layers" and "Word dropout"), kept apart from the mechanisms.
 
 ``epsilon_nominal`` is the paper's hyper-parameter; ``epsilon_effective`` is the local-DP guarantee of the
 released representation: the layer's true ε (Laplace scale vs true L1 sensitivity), then the word

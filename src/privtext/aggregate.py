@@ -27,7 +27,7 @@ def run_record(run_dir: str | Path) -> dict:
 
 
 def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per grid point x attacker x attribute (SPEC §4), with every parameter, ε and all metrics."""
+    """One row per grid point x attacker x attribute (docs/methods.md, "Measures"), with every parameter, ε and all metrics."""
     rows = []
     for run_dir in run_dirs:
         base = run_record(run_dir)

@@ -1,4 +1,4 @@
-"""Fresh attackers on released representations (SPEC §1, §4).
+"""Fresh attackers on released representations (docs/methods.md, "Threat model" and "Measures").
 
 An attacker is trained after the model is frozen, on the released (noisy) representation of one split,
 selected on another and scored on test. Three are available (``ATTACKERS``):

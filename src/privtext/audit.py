@@ -1,4 +1,4 @@
-"""Empirical ε audit (SPEC §7): what ε can a distinguishing test prove from outside a mechanism?
+"""Empirical ε audit (docs/audit.md, "How the audit works"): what ε can a distinguishing test prove from outside a mechanism?
 
 If a mechanism is ε-DP, no test seeing one output tells ``M(x)`` from ``M(x')`` with false-positive rate α
 and false-negative rate β such that ``ln((1 − β)/α) > ε`` or ``ln((1 − α)/β) > ε``. For each mechanism we
@@ -10,7 +10,7 @@ regression on the outputs (a generic learned test that does not use that knowled
 
 ``l1``, ``minmax`` and ``minmax_calibrated`` are the project's layers, drawn through
 :class:`privtext.privacy.PrivacyLayer` itself. ``dpnr_code``, ``cape_code`` and ``federate_code`` are the
-public reference code's layers (SPEC §1.3), kept here only, as examples of what not to do. ``laplace`` is
+public reference code's layers (docs/methods.md, "The reference code's departures"), kept here only, as examples of what not to do. ``laplace`` is
 the textbook scalar Laplace mechanism (sensitivity 1), the audit's own calibration check.
 """
 
@@ -153,7 +153,7 @@ MECHANISMS: dict[str, Mechanism] = {
     # Deterministic given the input: two inputs give two distinct points, ln(1/0) = ∞.
     "cape_code": Mechanism(cape_code_release, minmax_pair, lambda e, d: 1.0 / e, lambda e, d: math.inf,
                            statistic="fixed_offset"),
-    # Lap(2/ε) on a vector of L1 sensitivity 2√D: (2√D)/(2/ε) = √D·ε (SPEC §1.3).
+    # Lap(2/ε) on a vector of L1 sensitivity 2√D: (2√D)/(2/ε) = √D·ε (docs/methods.md, "The reference code's departures").
     "federate_code": Mechanism(federate_code_release, l2_pair, lambda e, d: 2.0 / e,
                                lambda e, d: math.sqrt(d) * e),
     "laplace": Mechanism(laplace_release, scalar_pair, lambda e, d: 1.0 / e, lambda e, d: e, scalar=True),

@@ -54,7 +54,7 @@ def write_audit_table(table: pd.DataFrame, out_prefix: str | Path) -> list[Path]
     shown = table[COLUMNS + ["alpha_upper", "beta_upper"]].copy()
     for column in ("epsilon_nominal", "epsilon_effective", "epsilon_lower", "alpha_upper", "beta_upper"):
         shown[column] = shown[column].map(_number)
-    lines = ["# Empirical ε audit of every privacy layer (SPEC §7)", "", markdown_table(shown), "",
+    lines = ["# Empirical ε audit of every privacy layer (docs/audit.md)", "", markdown_table(shown), "",
              *[f"- {note}" for note in audit_notes(table)]]
     paths[1].write_text("\n".join(lines) + "\n")
     return paths

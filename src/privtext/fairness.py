@@ -1,4 +1,4 @@
-"""Group fairness of main-task predictions (SPEC §4).
+"""Group fairness of main-task predictions (docs/methods.md, "Measures").
 
 - Subgroup accuracy and its gap (max − min over groups present), DPNR Tables 6–7. Entity attributes have
   the groups absent (0) / present (1).

@@ -1,17 +1,17 @@
 """End-to-end fine-tuning (DPNR Algorithm 1): the text encoder trains together with a method's head.
 
-The model is the shared architecture of SPEC §2 with the transformer in front of it instead of frozen
+The model is the shared architecture of docs/methods.md, "Methods" with the transformer in front of it instead of frozen
 features: text → word dropout μ → tokens → transformer → pooling → ``E`` → privacy layer (fresh Laplace
 noise on every pass, training included) → ``C``, plus the adversaries behind the gradient reversal layer for
 adversarial methods. The head is the method's own :class:`~privtext.methods.base.RepresentationModel`, built
 by its :class:`~privtext.methods.base.NeuralMethod`; once trained, the fine-tuned transformer extracts
 features of every split and that method releases and predicts from them exactly as on frozen features.
 
-Optimisation is DPNR's reference code (SPEC §1.3): AdamW lr 5e-5 over all weights, batch 64, 4 epochs, max
+Optimisation is DPNR's reference code (docs/methods.md, "The reference code's departures"): AdamW lr 5e-5 over all weights, batch 64, 4 epochs, max
 length 128, linear decay to 0 without warm-up (Hugging Face's ``get_linear_schedule_with_warmup`` with its
 default of 0 warm-up steps), gradient norm clipped at 1.0; the epoch kept is the best on dev.
 Word dropout is drawn afresh every epoch in training (Algorithm 1 masks inside the loop) and, for dev and
-the release, with the point's seed: the very draw the frozen pipeline's extraction uses (SPEC §1.2).
+the release, with the point's seed: the very draw the frozen pipeline's extraction uses (docs/methods.md, "Word dropout").
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class FinetuneSettings:
-    """How the encoder is fine-tuned; the defaults are DPNR's (SPEC §1.3)."""
+    """How the encoder is fine-tuned; the defaults are DPNR's (docs/methods.md, "The reference code's departures")."""
 
     lr: float = 5e-5
     epochs: int = 4
@@ -103,7 +103,7 @@ def dropped_tokens(
     loaded: LoadedEncoder, texts: Sequence[str], ids: Sequence[object], mu: float, seed: int,
     sensitive_words: Sequence[str], max_length: int,
 ) -> Tokens:
-    """Word dropout μ with ``seed`` (SPEC §1.2; the tokenizer's own mask token), then tokenisation."""
+    """Word dropout μ with ``seed`` (docs/methods.md, "Word dropout"; the tokenizer's own mask token), then tokenisation."""
     dropped, _ = apply_word_dropout(texts, ids, mu, seed, sensitive_words, _mask_token(loaded))
     return Tokens(loaded, dropped, max_length)
 

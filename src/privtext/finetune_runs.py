@@ -25,7 +25,7 @@ from privtext.sampling import seeded_rows
 log = logging.getLogger(__name__)
 
 # The method's own optimisation settings are for a head over frozen features; fine-tuning replaces them
-# with DPNR's (SPEC §1.3). patience None: every epoch runs, then the best dev epoch is restored.
+# with DPNR's (docs/methods.md, "The reference code's departures"). patience None: every epoch runs, then the best dev epoch is restored.
 OPTIMISATION_KEYS = ("lr", "epochs", "batch_size", "weight_decay")
 
 

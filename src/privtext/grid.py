@@ -132,7 +132,7 @@ def study_points(
 
     ``study['methods']`` maps a method to lists of values per parameter; a grid parameter the study does not
     list takes the config override ``overrides[method][param]`` if there is one, else the paper default
-    (:meth:`MethodSpec.grid_default`); ``mu`` (word dropout, SPEC §1.2) defaults to 0 for every method.
+    (:meth:`MethodSpec.grid_default`); ``mu`` (word dropout, docs/methods.md, "Word dropout") defaults to 0 for every method.
     ``finetune`` (a list of booleans, or ``methods.<m>.finetune``) puts fine-tuned points of the methods that
     take it under the encoder segment ``{encoder}+finetune``; datasets without a text encoder (tabular,
     pre-encoded) have nothing to fine-tune and keep their features.

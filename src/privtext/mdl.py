@@ -1,4 +1,4 @@
-"""MDL online code length of a label given a representation (Voita & Titov 2020; SPEC §4).
+"""MDL online code length of a label given a representation (Voita & Titov 2020; docs/methods.md, "Measures").
 
 The data are shuffled with the seed and cut into blocks ending at fractions of N. The first block is sent
 with the uniform code (``n_1·log2 K`` bits); every later block is sent with a probe trained only on all

@@ -1,4 +1,4 @@
-"""Main-task metrics and DPNR's empirical privacy (SPEC §4).
+"""Main-task metrics and DPNR's empirical privacy (docs/methods.md, "Measures").
 
 Accuracy, recall and F1 are counted with numpy rather than taken from ``sklearn.metrics``: importing
 scikit-learn costs a train job 0.5 s of start-up for a few lines of arithmetic; ``tests/test_metrics.py``

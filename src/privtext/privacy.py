@@ -1,4 +1,4 @@
-"""Privacy layers: per-example normalisation followed by the Laplace mechanism (SPEC §1.1).
+"""Privacy layers: per-example normalisation followed by the Laplace mechanism (docs/methods.md, "Privacy layers").
 
 Each mechanism is a small pure function whose docstring states what the guarantee relies on. What ε a
 configuration actually gives is computed separately, in :mod:`privtext.accounting`.

@@ -271,7 +271,7 @@ def mdl_grid_point(
     probe: str,
     seed: int,
 ) -> dict[str, Any]:
-    """MDL online code length of every private attribute given the released representations (SPEC §4)."""
+    """MDL online code length of every private attribute given the released representations (docs/methods.md, "Measures")."""
     from privtext.mdl import online_code_length
 
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Word dropout before encoding (DPNR Theorem 2; SPEC §1.2).
+"""Word dropout before encoding (DPNR Theorem 2; docs/methods.md, "Word dropout").
 
 Mechanism: of the ``d`` whitespace-separated words of a text, exactly ``⌊d·μ⌋`` positions, a uniformly random
 subset, are replaced by ``mask_token``; words matching ``sensitive_words`` are masked as well, always.

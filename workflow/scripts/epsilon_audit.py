@@ -1,4 +1,4 @@
-"""results/tables/extra/epsilon_audit.{csv,md} and its figure: the empirical ε audit (SPEC §7)."""
+"""results/tables/extra/epsilon_audit.{csv,md} and its figure: the empirical ε audit (docs/audit.md, "How the audit works")."""
 
 import logging
 

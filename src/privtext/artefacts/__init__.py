@@ -1,4 +1,4 @@
-"""Paper artefacts (SPEC §5): a registry of every table and figure, built from saved results only.
+"""Paper artefacts (docs/reproducing.md, "Paper artefacts"): a registry of every table and figure, built from saved results only.
 
 ``ARTEFACTS`` maps a name such as ``"dpnr/table2"`` to an :class:`Artefact` that says whether it is a table
 or a figure, which studies' measures it needs (empty: any study given) and how to build it;

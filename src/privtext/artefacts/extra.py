@@ -1,7 +1,7 @@
 """Beyond the papers: nominal vs effective ε per DP method, and every DP method on one effective-ε axis.
 
 The papers' ε are not comparable: DPNR's and CAPE's min-max layer adds Lap(1/ε) to D coordinates whose
-L1 sensitivity is D, so it guarantees D·ε; FEDERATE's l1 layer guarantees its nominal ε (SPEC §1.1).
+L1 sensitivity is D, so it guarantees D·ε; FEDERATE's l1 layer guarantees its nominal ε (docs/methods.md, "Privacy layers").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dataset builders (SPEC §3). One builder per dataset; the registry names them.
+"""Dataset builders (docs/data.md). One builder per dataset; the registry names them.
 
 Builders are imported lazily so that building ``adult`` does not import gensim or spaCy, and this module
 imports nothing heavy: the Snakefile reads the registry while parsing.

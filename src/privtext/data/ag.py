@@ -1,6 +1,6 @@
 """``ag`` and ``ag_dpnr``: AG's corpus of news with the 5 most frequent PERSON entities as private attributes.
 
-``ag`` rebuilds the task (SPEC §3 "AG") from Gulli's ``newsspace200.xml`` or the ``ag_news_csv`` layout, using
+``ag`` rebuilds the task (docs/data.md, "AG") from Gulli's ``newsspace200.xml`` or the ``ag_news_csv`` layout, using
 the PERSON mentions cached by the ``ner_persons`` rule. ``ag_dpnr`` reads the DPNR authors' preprocessed
 ``ag_data.txt`` and keeps their splits.
 

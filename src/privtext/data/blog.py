@@ -1,4 +1,4 @@
-"""``blog``: the Blog Authorship Corpus labelled with LDA topics, private age and gender (SPEC §3 BLOG).
+"""``blog``: the Blog Authorship Corpus labelled with LDA topics, private age and gender (docs/data.md, "Blog").
 
 Follows Coavoux et al. 2018 (``mcoavoux/pnet`` ``datasets/preprocess_blogs.py``), which DPNR reuses: authors aged
 13–17 (young) and 33–48 (old); every non-empty line of a post not starting with ``<`` is one example; gensim LDA

@@ -1,4 +1,4 @@
-"""``twitter`` and ``bios``: FEDERATE's two main datasets, distributed as pre-encoded vectors (SPEC §3).
+"""``twitter`` and ``bios``: FEDERATE's two main datasets, distributed as pre-encoded vectors (docs/data.md).
 
 Both keep their published train/dev/test splits and become tabular-like datasets: the provided vectors are the
 ``x_*`` feature columns (encoder segment ``features``), as in FEDERATE, which trains on them directly.

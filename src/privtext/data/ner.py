@@ -1,4 +1,4 @@
-"""PERSON mentions for AG's private attributes (SPEC §3 "AG"): NER with NLTK or spaCy, then surname merging.
+"""PERSON mentions for AG's private attributes (docs/data.md, "AG"): NER with NLTK or spaCy, then surname merging.
 
 :func:`person_mentions` is the slow step, cached by the ``ner_persons`` rule; :func:`canonical_persons` and
 :func:`top_persons` are cheap and pure, so changing ``ag.n_entities`` only reruns the dataset build.

@@ -1,4 +1,4 @@
-"""``adult`` and ``celeba``: the tabular datasets of FEDERATE's appendix (SPEC §3 "Adult and CelebA").
+"""``adult`` and ``celeba``: the tabular datasets of FEDERATE's appendix (docs/data.md, "Adult" and "CelebA").
 
 Both read their raw text line by line, so every malformed record is quarantined with its file and 1-based line
 number. Features are ``x_*`` float32 columns; the private attribute is never among them, as in FairGrad's
@@ -146,7 +146,7 @@ def build_adult(
             "feature_columns": feature_columns,
             "n_features": len(feature_columns),
             "numeric_standardisation": {c: list(v) for c, v in standardisation.items()},
-            "excluded_from_features": {"race": "dropped (SPEC §3)", "sex": "private attribute"},
+            "excluded_from_features": {"race": "dropped (docs/data.md)", "sex": "private attribute"},
         },
     )
 

@@ -1,7 +1,7 @@
 """``tp_us`` and ``tp_uk``: the Trustpilot corpus of Hovy et al. (2015), built as DPNR and CAPE built it.
 
 The raw file holds one user per line, written as a Python literal dict (``ast.literal_eval``; JSON lines are
-accepted too; nothing is ever ``eval``-ed). SPEC §3 "Trustpilot" gives the keys.
+accepted too; nothing is ever ``eval``-ed). docs/data.md, "Trustpilot" gives the keys.
 
 What is dropped, and where it is recorded (each user is counted once, under the first problem found in the
 order gender, birth year, [geocodes], reviews):

@@ -1,4 +1,4 @@
-"""Registry of the methods of SPEC §2. Adding a method is one small spec module and one line in
+"""Registry of the methods of docs/methods.md, "Methods". Adding a method is one small spec module and one line in
 ``METHODS`` (plus a model module if it has an algorithm of its own, named by its spec's ``model``).
 
 Importing this package loads specs only: the Snakefile reads it while parsing, and torch is imported by

@@ -1,4 +1,4 @@
-"""What every method shares: the data contract, parameter handling, the model of SPEC §2 and its trainer.
+"""What every method shares: the data contract, parameter handling, the model of docs/methods.md, "Methods" and its trainer.
 
 The shared architecture over frozen features ``h``: encoder MLP ``E``, optional privacy layer, classifier
 MLP ``C``, and for adversarial methods adversary MLPs ``A`` behind one gradient reversal layer. A concrete
@@ -72,7 +72,7 @@ def torch_session(threads: int, seed: int | None = None) -> Iterator[None]:
 
 
 class Method(ABC):
-    """A method of SPEC §2, built from its spec by :func:`privtext.methods.build_method`; ``params``
+    """A method of docs/methods.md, "Methods", built from its spec by :func:`privtext.methods.build_method`; ``params``
     override the spec's paper defaults."""
 
     def __init__(

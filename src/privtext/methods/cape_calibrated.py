@@ -1,7 +1,7 @@
 """CAPE with min-max normalisation and Lap(D/ε) noise (``minmax_calibrated``): ε-DP as nominal.
 
 CAPE's published layer (``minmax``, Lap(1/ε), D = 256) is (256·ε)-DP; this spec is the same model at an honest
-ε, for the claims study's equal-``epsilon_effective`` comparisons (SPEC §6).
+ε, for the claims study's equal-``epsilon_effective`` comparisons (docs/claims.md).
 """
 
 from __future__ import annotations

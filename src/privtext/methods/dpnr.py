@@ -6,7 +6,7 @@ parameter here (the pipeline extracts features per μ and passes μ to :mod:`pri
 ``layer`` defaults to ``minmax`` with Lap(1/ε), as published, which is (D·ε)-DP, not ε-DP; use
 ``minmax_calibrated`` (Lap(D/ε)) or ``l1`` for an honest ε. ε defaults to 0.05 (DPNR's default, §4); with
 noise on every coordinate, as the paper describes, Lap(20) on [0,1]^D leaves little signal — the reference
-code's one noise scalar per example (SPEC §1.3) is what kept its accuracy high.
+code's one noise scalar per example (docs/methods.md, "The reference code's departures") is what kept its accuracy high.
 
 Departure: DPNR fine-tunes all of BERT with AdamW 5e-5 for 4 epochs, batch 64. Over frozen features only
 the pooler-like layer and the classifier train, for which 4 epochs at 5e-5 barely move the weights, so

@@ -1,7 +1,7 @@
 """DPNR with min-max normalisation and Lap(D/ε) noise (``minmax_calibrated``): ε-DP as nominal.
 
 DPNR's published layer (``minmax``, Lap(1/ε)) is (D·ε)-DP; this spec is the same model at an honest ε, so the
-claims study can compare DPNR with the other methods at equal ``epsilon_effective`` (SPEC §6).
+claims study can compare DPNR with the other methods at equal ``epsilon_effective`` (docs/claims.md).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ GRID_PARAMS: dict[str, GridParam] = {p.name: p for p in (
     GridParam("lambda", "λ", {"type": "number", "minimum": 0}),
     GridParam("lambda_orth", "λ_orth", {"type": "number", "minimum": 0}),
     GridParam("n_iter", "iterations", {"type": "integer", "minimum": 1}),
-    GridParam("mu", "μ", {"type": "number", "minimum": 0, "exclusiveMaximum": 1}),  # word dropout (SPEC §1.2)
+    GridParam("mu", "μ", {"type": "number", "minimum": 0, "exclusiveMaximum": 1}),  # word dropout (docs/methods.md, "Word dropout")
 )}
 # mu acts on the text before encoding, so every method accepts it; 0 leaves the text unchanged.
 WORD_DROPOUT = "mu"
@@ -64,14 +64,14 @@ WORD_DROPOUT_DEFAULT = 0
 # It lives in the run folder's encoder segment (``minilm+finetune``), never in ``params``, so frozen points keep
 # their folders. INLP (its own algorithm over a trained encoder) and MAJORITY (no encoder) do not take it.
 FINETUNE = "finetune"
-# The shared architecture of SPEC §2 (encoder MLP, privacy layer, classifier, adversaries): every method's
+# The shared architecture of docs/methods.md, "Methods" (encoder MLP, privacy layer, classifier, adversaries): every method's
 # model unless it has an algorithm of its own, and the only one whose encoder can be fine-tuned.
 SHARED_ARCHITECTURE = "privtext.methods.base:NeuralMethod"
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One method of SPEC §2: ``defaults`` are the paper's hyper-parameters, ``grid_params`` those a study
+    """One method of docs/methods.md, "Methods": ``defaults`` are the paper's hyper-parameters, ``grid_params`` those a study
     may sweep, ``model`` the ``module:Class`` that trains it (the shared architecture unless it has its own
     algorithm). Which parts the model has follows from the defaults: ``layer`` → privacy layer, ``lambda`` →
     adversaries."""
