@@ -46,7 +46,8 @@ import json, sys, time
 stamps = {"started": time.time()}
 START
 from privtext import training
-from privtext.runs import train_grid_point
+from privtext.grid import GridPoint
+from privtext.runs import TrainJob, run_grid_point
 _train = training.train
 def timed(*args, **kwargs):  # the method's training loop is the first call (the mlp attacker's comes later)
     first = "loop_start" not in stamps
@@ -62,11 +63,11 @@ import privtext.methods.base as base
 base.train = timed
 workdir, threads, grid, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
 seed = int(sys.argv[5]) if len(sys.argv) > 5 else 10
-metrics = train_grid_point(
+point = GridPoint.of("adult", "features", "federate", grid, seed=seed)
+metrics = run_grid_point(point, TrainJob(
     data_dir=f"{workdir}/results/data/adult", features={s: f"{workdir}/FEATURES/{s}.npy" for s in ("train", "dev", "test")},
-    out_dir=f"{workdir}/RUN_DIR".replace("seed~10", f"seed~{seed}"), method="federate", grid_params=grid, settings={},
-    mu=0.0, seed=seed,
-    threads=threads, max_train=None, **({"attack": attack} if attack else {}))
+    out_dir=f"{workdir}/RUN_DIR".replace("seed~10", f"seed~{seed}"), threads=threads, max_train=None,
+    **({"attack": attack} if attack else {})))
 stamps["done"] = time.time()
 print(json.dumps({"stamps": stamps, "test_accuracy": metrics["test"]["accuracy"]}), flush=True)
 EXIT

@@ -18,6 +18,8 @@ rule train:
     benchmark:
         f"{BENCHMARK_DIR}/train.tsv"
     params:
+        # The script reads the point from its folder (privtext.grid.GridPoint). grid_params and mu repeat it:
+        # they stay so that points trained before keep the params Snakemake recorded, and are not rerun.
         grid_params=grid_params_of,
         mu=mu_of,
         settings=method_settings,

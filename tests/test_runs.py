@@ -9,7 +9,8 @@ import pytest
 from privtext.aggregate import measures_table, runs_table
 from privtext.config import load_config
 from privtext.data import Quarantine, get_builder, write_dataset
-from privtext.runs import attack_grid_point, fairness_grid_point, mdl_grid_point, train_grid_point
+from privtext.grid import GridPoint
+from privtext.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point, run_grid_point
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +29,11 @@ def demo_point(tmp_path_factory):
     return root, features
 
 
-def _train(root, features, out, method="federate", params=None, seed=5):
-    return train_grid_point(
-        data_dir=root / "data", features=features, out_dir=out, method=method,
-        grid_params=params if params is not None else {"epsilon": 2.0, "lambda": 1.0},
-        settings={"epochs": 5}, mu=0.0, seed=seed,
-    )
+def _train(root, features, out, method="federate", params=None, seed=5, settings=None):
+    point = GridPoint.of("demo", "bow", method, params if params is not None else {"epsilon": 2.0, "lambda": 1.0},
+                         seed=seed)
+    return run_grid_point(point, TrainJob(data_dir=root / "data", out_dir=out, features=features,
+                                          settings={"epochs": 5, **(settings or {})}))
 
 
 def test_training_is_deterministic_for_a_seed(demo_point, tmp_path):
@@ -57,7 +57,7 @@ def test_metrics_record_both_epsilons_and_provenance(demo_point, tmp_path):
 def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     root, features = demo_point
     # FEDERATE's own batch (5 epochs of few steps): the planted cue is still in the representation to measure
-    _train(root, features, tmp_path, method="nonpriv", params={"min_steps_per_epoch": 1})
+    _train(root, features, tmp_path, method="nonpriv", params={}, settings={"min_steps_per_epoch": 1})
     attack = attack_grid_point(data_dir=root / "data", run_dir=tmp_path, out_path=tmp_path / "attack.json",
                                attackers=["linear"], seed=5, max_train=None)
     assert set(attack["attackers"]["linear"]["attributes"]) == {"strong", "weak"}
@@ -109,11 +109,12 @@ def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_panda
     job = f"""
 import sys
 from pathlib import Path
-from privtext.runs import train_grid_point
-train_grid_point(data_dir=Path({str(root / 'data')!r}), features={ {s: str(p) for s, p in features.items()}!r},
-                 out_dir=Path({str(tmp_path)!r}), method="federate", grid_params={{"epsilon": 2.0, "lambda": 1.0}},
-                 settings={{"epochs": 2}}, mu=0.0, seed=5,
-                 attack={{"attackers": ["mlp", "sklearn_mlp", "linear"], "max_train": None, "device": "cpu"}})
+from privtext.grid import GridPoint
+from privtext.runs import TrainJob, run_grid_point
+run_grid_point(GridPoint.of("demo", "bow", "federate", {{"epsilon": 2.0, "lambda": 1.0}}, seed=5),
+               TrainJob(data_dir=Path({str(root / 'data')!r}), features={ {s: str(p) for s, p in features.items()}!r},
+                        out_dir=Path({str(tmp_path)!r}), settings={{"epochs": 2}},
+                        attack={{"attackers": ["mlp", "sklearn_mlp", "linear"], "max_train": None, "device": "cpu"}}))
 print(sorted(m for m in ("sklearn", "scipy", "pandas", "torch._dynamo", "torch") if m in sys.modules))
 """
     result = subprocess.run([sys.executable, "-c", job], capture_output=True, text=True)

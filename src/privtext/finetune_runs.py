@@ -8,7 +8,6 @@ downstream run on it unchanged.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -18,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from privtext.data import SPLITS, read_meta
-from privtext.provenance import versions
-from privtext.runs import attack_in_train_job, json_default, privacy_record, write_release
+from privtext.grid import GridPoint
+from privtext.runs import TrainJob, point_record, write_point_record, write_release
 from privtext.sampling import seeded_rows
 
 log = logging.getLogger(__name__)
@@ -44,31 +43,17 @@ def finetune_hyperparameters(method: str, settings: Mapping[str, Any], grid_para
             "finetune": True}
 
 
-def finetune_grid_point(
-    *,
-    data_dir: str | Path,
-    out_dir: str | Path,
-    method: str,
-    grid_params: Mapping[str, Any],
-    settings: Mapping[str, Any],
-    mu: float,
-    seed: int,
-    threads: int = 1,
-    max_train: int | None = None,
-    attack: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """Fine-tune the encoder ``settings['finetune']['name']`` with ``method``'s head on one grid point.
+def finetune_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
+    """Fine-tune the encoder ``job.settings['finetune']['name']`` with the point's method's head.
 
-    ``settings`` are the config's overrides of the method's defaults plus, under ``finetune``, the encoder
+    ``job.settings`` are the config's overrides of the method's defaults plus, under ``finetune``, the encoder
     (``name``, ``pooling``, ``sensitive_words``) and the :class:`~privtext.finetune.FinetuneSettings` keys
-    (and ``save_encoder``). Training uses a seeded sample of at most ``max_train`` examples (the same rows as
-    the frozen pipeline's cap); dev selects the epoch; every split is released in full."""
+    (and ``save_encoder``). Training uses a seeded sample of at most ``job.max_train`` examples (the same rows
+    as the frozen pipeline's cap); dev selects the epoch; every split is released in full."""
     import torch
     from safetensors.torch import save_file
 
-    from privtext.devices import autocast_dtype, device_record, resolve_device
+    from privtext.devices import autocast_dtype, resolve_device
     from privtext.encoders import EncoderError, load_encoder
     from privtext.finetune import (
         FinetunedModel, FinetuneSettings, Tokens, dropped_tokens, encode, epoch_seed, fit_end_to_end, parameter_checksum,
@@ -77,8 +62,10 @@ def finetune_grid_point(
     from privtext.methods.base import NeuralMethod, seed_streams, torch_session
 
     started = time.perf_counter()
-    method_settings = {k: v for k, v in settings.items() if k != "finetune"}
-    tuning_config = dict(settings["finetune"])
+    method, mu, seed, grid_params = point.method, point.mu, point.seed, point.grid_values
+    data_dir, threads, max_train = job.data_dir, job.threads, job.max_train
+    method_settings = {k: v for k, v in job.settings.items() if k != "finetune"}
+    tuning_config = dict(job.settings["finetune"])
     tuning = FinetuneSettings.from_mapping(tuning_config)
     hyperparameters = finetune_hyperparameters(method, method_settings, grid_params, tuning.as_dict())
     sensitive = list(tuning_config.get("sensitive_words", []))
@@ -87,7 +74,7 @@ def finetune_grid_point(
     attributes = list(meta["private_attributes"])
     frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet", columns=["id", "text", "y", *[f"z_{a}" for a in attributes]])
               for s in SPLITS}
-    used = resolve_device(device)
+    used = resolve_device(job.device)
     loaded = load_encoder(tuning_config["name"], used)
     limit = getattr(loaded.model.config, "max_position_embeddings", None)
     if limit is not None and tuning.max_length > limit:
@@ -134,7 +121,7 @@ def finetune_grid_point(
                     for s in SPLITS}
     checksum_after = parameter_checksum(loaded.model)
 
-    out_dir = Path(out_dir)
+    out_dir = Path(job.out_dir)
     # From the fine-tuned encoder's features on, a point is released as a frozen-feature point is.
     metrics = write_release(model_method, features, y, {s: frames[s]["id"].to_numpy() for s in SPLITS}, out_dir)
 
@@ -150,30 +137,17 @@ def finetune_grid_point(
         "encoder": loaded.spec.name, "encoder_saved": str(save_encoder).lower(),
         "encoder_sha256_before": checksum_before, "encoder_sha256_after": checksum_after})
 
-    layer = model_method.privacy_layer
-    privacy = privacy_record(model_method, mu)
-    result = {
-        "dataset": meta["dataset"], "method": method, "finetune": True,
-        "params": {"mu": mu, **grid_params}, "settings": dict(settings), "hyperparameters": hyperparameters,
-        "finetune_settings": {**tuning.as_dict(), "save_encoder": save_encoder, "sensitive_words": sensitive,
-                              "lr_schedule": "linear", "word_dropout_in_training": "fresh per epoch"},
-        "seed": seed, "privacy_layer": layer[0] if layer else None,
-        "representation_dim": model_method.representation_dim, **privacy,
-        "dev": metrics["dev"], "test": metrics["test"],
-        "n_train": int(len(train_frame)), "max_train": max_train, "history": history,
+    result = point_record(
+        point, job, meta=meta, model=model_method, hyperparameters=hyperparameters, metrics=metrics,
+        n_train=len(train_frame), n_train_available=len(frames["train"]), history=history, started=started,
+        finetune_settings={**tuning.as_dict(), "save_encoder": save_encoder, "sensitive_words": sensitive,
+                           "lr_schedule": "linear", "word_dropout_in_training": "fresh per epoch"},
         # Parameter checksums (float32 bytes) of the encoder before and after: differ iff fine-tuning moved it.
-        "encoder_checksum_before": checksum_before, "encoder_checksum_after": checksum_after,
-        **loaded.spec.as_dict(),
-        "seconds": round(time.perf_counter() - started, 3), "train_seconds": round(train_seconds, 3),
-        "threads": threads, **device_record(device, used),
-        "autocast": str(autocast_dtype(used) or "none").replace("torch.", ""),  # inference only; training is fp32
-        "data_split_manifest_sha256": meta["split_manifest_sha256"], "versions": versions(), **dict(context or {}),
-    }
-    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=json_default) + "\n")
-    if attack and attack.get("attackers"):  # as train_grid_point: the attack job publishes it
-        attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
-    log.info("%s+finetune %s: dev acc %.4f, test acc %.4f, %.1f s", method, grid_params,
-             metrics["dev"]["accuracy"], metrics["test"]["accuracy"], result["seconds"])
+        encoder_checksum_before=checksum_before, encoder_checksum_after=checksum_after,
+        **loaded.spec.as_dict(), train_seconds=round(train_seconds, 3),
+        autocast=str(autocast_dtype(used) or "none").replace("torch.", ""),  # inference only; training is fp32
+    )
+    write_point_record(point, job, meta, result)
     return result
 
 

@@ -87,6 +87,13 @@ class GridPoint:
         pairs = tuple(tuple(segment.split("~", 1)) for segment in wildcards.params.split("/"))
         return cls(wildcards.dataset, wildcards.encoder, wildcards.method, pairs, int(wildcards.seed))
 
+    @classmethod
+    def of(cls, dataset: str, encoder: str, method: str, grid: Mapping[str, Any] | None = None, *, mu: float = 0,
+           seed: int) -> "GridPoint":
+        """The grid point of ``method`` at the grid values ``grid`` (word dropout ``mu``), written canonically."""
+        params = ((WORD_DROPOUT, format_value(mu)), *((k, format_value(v)) for k, v in (grid or {}).items()))
+        return cls(dataset, encoder, method, params, int(seed))
+
     @property
     def params_path(self) -> str:
         return "/".join(f"{name}~{value}" for name, value in self.params)

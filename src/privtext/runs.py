@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -16,6 +17,7 @@ import numpy as np
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
 from privtext.data import SPLITS, read_meta
+from privtext.grid import GridPoint
 from privtext.metrics import main_task_metrics
 from privtext.parquet import read_columns, write_columns
 from privtext.provenance import versions
@@ -53,89 +55,123 @@ def _capped(split, cap: int | None, seed: int):
     return Split(X=split.X[keep], y=split.y[keep], Z={a: z[keep] for a, z in split.Z.items()})
 
 
-def train_grid_point(
-    *,
-    data_dir: str | Path,
-    features: Mapping[str, str | Path],
-    out_dir: str | Path,
-    method: str,
-    grid_params: Mapping[str, Any],
-    settings: Mapping[str, Any],
-    mu: float,
-    seed: int,
-    threads: int = 1,
-    max_train: int | None = None,
-    attack: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """Fit ``method`` on one grid point, write model, released representations, predictions, metrics.json.
+@dataclass(frozen=True)
+class TrainJob:
+    """How one grid point's train job runs: its files, and what the config sets that the point's folder does
+    not carry (the point itself, a :class:`~privtext.grid.GridPoint`, says method, parameters, μ and seed).
 
-    ``grid_params`` (the point's values, from its folder) win over ``settings`` (the config's overrides of
-    the paper defaults); ``metrics.json`` records every resolved hyper-parameter. ``device`` (``auto``,
-    ``cpu``, ``cuda``) is where the method trains; metrics.json records the device used. With ``attack``
-    (the config's ``attack`` block) the fresh attackers run here too, on the files just written, and their
-    result is left for the attack job to publish (:mod:`privtext.attack_cache`)."""
+    ``settings`` are the config's overrides of the method's paper defaults (for a fine-tuned point also, under
+    ``finetune``, the encoder and its training). ``features`` are the frozen features per split (None for a
+    fine-tuned point, which reads text). ``device`` (``auto``, ``cpu``, ``cuda``) is where it trains. With
+    ``attack`` (the config's ``attack`` block) the fresh attackers run in the train job too, on the files
+    just written, and their result is left for the attack job to publish (:mod:`privtext.attack_cache`)."""
+
+    data_dir: str | Path
+    out_dir: str | Path
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    features: Mapping[str, str | Path] | None = None
+    max_train: int | None = None
+    threads: int = 1
+    device: str = "auto"
+    attack: Mapping[str, Any] | None = None
+
+
+def run_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
+    """Train one grid point, on frozen features or (where the point says so) fine-tuning its encoder end to
+    end, and write its run folder: model, releases, predictions and ``metrics.json``."""
+    if point.finetune:
+        from privtext.finetune_runs import finetune_grid_point
+
+        return finetune_grid_point(point, job)
+    return train_grid_point(point, job)
+
+
+def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
+    """Fit the point's method on frozen features; the point's grid values win over ``job.settings``, and
+    ``metrics.json`` records every resolved hyper-parameter."""
     from safetensors.torch import save_file
 
-    from privtext.devices import device_record, resolve_device
+    from privtext.devices import resolve_device
     from privtext.methods import build_method, get_spec
 
-    hyperparameters = get_spec(method).resolve(settings, grid_params)
+    if job.features is None:
+        raise ValueError(f"{point.run_dir} trains on frozen features, but its job names none")
+    hyperparameters = get_spec(point.method).resolve(job.settings, point.grid_values)
 
     started = time.perf_counter()
-    meta = read_meta(data_dir)
+    meta = read_meta(job.data_dir)
     attributes = list(meta["private_attributes"])
-    loaded = {split: load_split(data_dir, split, features[split], attributes) for split in SPLITS}
+    loaded = {split: load_split(job.data_dir, split, job.features[split], attributes) for split in SPLITS}
     splits = {split: pair[0] for split, pair in loaded.items()}
-    train = _capped(splits["train"], max_train, seed)
+    train = _capped(splits["train"], job.max_train, point.seed)
     model = build_method(
-        method,
+        point.method,
         hyperparameters,
         input_dim=train.X.shape[1],
         n_classes=len(meta["label_names"]),
         attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
-        seed=seed,
-        threads=threads,
-        device=resolve_device(device),
+        seed=point.seed,
+        threads=job.threads,
+        device=resolve_device(job.device),
     )
     history = model.fit(train, splits["dev"])
-    out_dir = Path(out_dir)
+    out_dir = Path(job.out_dir)
     metrics = write_release(model, {s: splits[s].X for s in SPLITS}, {s: splits[s].y for s in SPLITS},
                             {s: loaded[s][1] for s in SPLITS}, out_dir)
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out_dir / "model.safetensors"))
+    result = point_record(point, job, meta=meta, model=model, hyperparameters=hyperparameters, metrics=metrics,
+                          n_train=len(train.y), n_train_available=len(splits["train"].y), history=history,
+                          started=started)
+    write_point_record(point, job, meta, result)
+    return result
+
+
+def point_record(point: GridPoint, job: TrainJob, *, meta: Mapping[str, Any], model: Any,
+                 hyperparameters: Mapping[str, Any], metrics: Mapping[str, Any], n_train: int,
+                 n_train_available: int, history: Mapping[str, Any], started: float,
+                 **extra: Any) -> dict[str, Any]:
+    """What ``metrics.json`` records of a trained grid point, frozen or fine-tuned (``extra`` adds what only
+    one kind has, after the training history)."""
+    from privtext.devices import device_record
+
     layer = model.privacy_layer
-    privacy = privacy_record(model, mu)
-    result = {
+    return {
         "dataset": meta["dataset"],
-        "method": method,
-        "finetune": False,  # frozen features; privtext.finetune_runs writes true
-        "params": {"mu": mu, **grid_params},
-        "settings": dict(settings),
-        "hyperparameters": hyperparameters,
-        "seed": seed,
+        "method": point.method,
+        "finetune": point.finetune,
+        "params": {"mu": point.mu, **point.grid_values},
+        "settings": dict(job.settings),
+        "hyperparameters": dict(hyperparameters),
+        "seed": point.seed,
         "privacy_layer": layer[0] if layer else None,
         "representation_dim": model.representation_dim,
-        **privacy,
+        **privacy_record(model, point.mu),
         "dev": metrics["dev"],
         "test": metrics["test"],
-        "n_train": int(len(train.y)),
-        "n_train_available": int(len(splits["train"].y)),
-        "max_train": max_train,
-        "history": history,
+        "n_train": int(n_train),
+        "n_train_available": int(n_train_available),
+        "max_train": job.max_train,
+        "history": dict(history),
+        **extra,
         "seconds": round(time.perf_counter() - started, 3),
-        "threads": threads,
-        **device_record(device, model.device),
+        "threads": job.threads,
+        **device_record(job.device, model.device),
         "data_split_manifest_sha256": meta["split_manifest_sha256"],
         "versions": versions(),
-        **dict(context or {}),
+        "encoder": point.encoder,
+        "run_dir": str(job.out_dir),
     }
-    (out_dir / "metrics.json").write_text(json.dumps(result, indent=2, default=json_default) + "\n")
-    log.info("%s %s: dev acc %.4f, test acc %.4f", method, grid_params, metrics["dev"]["accuracy"], metrics["test"]["accuracy"])
-    if attack and attack.get("attackers"):
-        attack_in_train_job(meta, Path(data_dir), out_dir, attack, seed, threads)
-    return result
+
+
+def write_point_record(point: GridPoint, job: TrainJob, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    """Write ``metrics.json`` (the file that marks a point trained) and, if the job says so, attack it here."""
+    out_dir = Path(job.out_dir)
+    (out_dir / "metrics.json").write_text(json.dumps(record, indent=2, default=json_default) + "\n")
+    log.info("%s: dev acc %.4f, test acc %.4f, %.1f s", point.run_dir, record["dev"]["accuracy"],
+             record["test"]["accuracy"], record["seconds"])
+    if job.attack and job.attack.get("attackers"):
+        attack_in_train_job(meta, Path(job.data_dir), out_dir, job.attack, point.seed, job.threads)
 
 
 def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray], ids: Mapping[str, np.ndarray],
