@@ -1,10 +1,9 @@
-# Gather finished grid points of the requested studies into one table.
+# Gather the requested studies' grid points, and every point finished before, into one table.
 
 
 rule runs_table:
     input:
-        metrics=run_files("metrics.json"),
-        attacks=run_files("attack.json"),
+        unpack(runs_table_inputs),
     output:
         "results/tables/runs.csv",
     log:
