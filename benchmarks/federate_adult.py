@@ -47,7 +47,8 @@ stamps = {"started": time.time()}
 START
 from privtext import training
 from privtext.grid import GridPoint
-from privtext.runs import TrainJob, run_grid_point
+from privtext.runs import TrainJob
+from privtext.train_job import run_grid_point
 _train = training.train
 def timed(*args, **kwargs):  # the method's training loop is the first call (the mlp attacker's comes later)
     first = "loop_start" not in stamps

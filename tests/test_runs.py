@@ -10,7 +10,8 @@ from privtext.aggregate import measures_table, runs_table
 from privtext.config import load_config
 from privtext.data import Quarantine, get_builder, write_dataset
 from privtext.grid import GridPoint
-from privtext.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point, run_grid_point
+from privtext.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point
+from privtext.train_job import run_grid_point
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +111,8 @@ def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_panda
 import sys
 from pathlib import Path
 from privtext.grid import GridPoint
-from privtext.runs import TrainJob, run_grid_point
+from privtext.runs import TrainJob
+from privtext.train_job import run_grid_point
 run_grid_point(GridPoint.of("demo", "bow", "federate", {{"epsilon": 2.0, "lambda": 1.0}}, seed=5),
                TrainJob(data_dir=Path({str(root / 'data')!r}), features={ {s: str(p) for s, p in features.items()}!r},
                         out_dir=Path({str(tmp_path)!r}), settings={{"epochs": 2}},

@@ -76,16 +76,6 @@ class TrainJob:
     attack: Mapping[str, Any] | None = None
 
 
-def run_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
-    """Train one grid point, on frozen features or (where the point says so) fine-tuning its encoder end to
-    end, and write its run folder: model, releases, predictions and ``metrics.json``."""
-    if point.finetune:
-        from privtext.finetune_runs import finetune_grid_point
-
-        return finetune_grid_point(point, job)
-    return train_grid_point(point, job)
-
-
 def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
     """Fit the point's method on frozen features; the point's grid values win over ``job.settings``, and
     ``metrics.json`` records every resolved hyper-parameter."""

@@ -6,7 +6,8 @@ from pathlib import Path
 from privtext.allocator import keep_freed_memory
 from privtext.grid import GridPoint
 from privtext.logs import finish_job, setup_logging
-from privtext.runs import SPLITS, TrainJob, run_grid_point
+from privtext.runs import SPLITS, TrainJob
+from privtext.train_job import run_grid_point
 
 setup_logging(snakemake.log[0])
 keep_freed_memory()  # a training loop's arrays are reused, not faulted in again every step
