@@ -4,25 +4,25 @@
 rule epsilon_audit:
     output:
         table_csv=report(
-            "results/tables/extra/epsilon_audit.csv",
+            AUDIT_FILES["table_csv"],
             caption="../report/extra_epsilon_audit.rst",
             category="EXTRA",
             labels={"artefact": "extra/epsilon_audit", "format": "csv"},
         ),
         table_md=report(
-            "results/tables/extra/epsilon_audit.md",
+            AUDIT_FILES["table_md"],
             caption="../report/extra_epsilon_audit.rst",
             category="EXTRA",
             labels={"artefact": "extra/epsilon_audit", "format": "md"},
         ),
         figure_png=report(
-            "results/figures/extra/epsilon_audit.png",
+            AUDIT_FILES["figure_png"],
             caption="../report/extra_epsilon_audit.rst",
             category="EXTRA",
             labels={"artefact": "extra/epsilon_audit_figure", "format": "png"},
         ),
         figure_pdf=report(
-            "results/figures/extra/epsilon_audit.pdf",
+            AUDIT_FILES["figure_pdf"],
             caption="../report/extra_epsilon_audit.rst",
             category="EXTRA",
             labels={"artefact": "extra/epsilon_audit_figure", "format": "pdf"},

@@ -6,26 +6,26 @@ rule claims:
         unpack(claims_inputs),
     output:
         table_csv=report(
-            "results/tables/claims.csv",
+            CLAIMS_FILES["table_csv"],
             caption="../report/claims.rst",
             category=CLAIMS_CATEGORY,
             labels={"artefact": "claims", "format": "csv"},
         ),
         table_md=report(
-            "results/tables/claims.md",
+            CLAIMS_FILES["table_md"],
             caption="../report/claims.rst",
             category=CLAIMS_CATEGORY,
             labels={"artefact": "claims", "format": "md"},
         ),
-        paper_csv="results/tables/claims_paper.csv",
+        paper_csv=CLAIMS_FILES["paper_csv"],
         figure_png=report(
-            "results/figures/claims/verdicts.png",
+            CLAIMS_FILES["figure_png"],
             caption="../report/claims.rst",
             category=CLAIMS_CATEGORY,
             labels={"artefact": "claims/verdicts", "format": "png"},
         ),
         figure_pdf=report(
-            "results/figures/claims/verdicts.pdf",
+            CLAIMS_FILES["figure_pdf"],
             caption="../report/claims.rst",
             category=CLAIMS_CATEGORY,
             labels={"artefact": "claims/verdicts", "format": "pdf"},

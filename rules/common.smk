@@ -146,17 +146,19 @@ def method_settings(wildcards):
     return settings
 
 
-def train_threads(wildcards):
-    return config["finetune"]["threads"] if GridPoint.from_wildcards(wildcards).finetune else 1
+# A frozen point's train job; a fine-tuned point takes config["finetune"]'s values of the same keys.
+FROZEN_TRAIN_JOB = {"threads": 1, "mem_mb": 4000, "runtime": 20}
 
 
-def train_mem_mb(wildcards):
-    return config["finetune"]["mem_mb"] if GridPoint.from_wildcards(wildcards).finetune else 4000
+def train_job(key):
+    """The train job's ``key`` (threads, mem_mb, or runtime in minutes) for a grid point. runtime grows with
+    the attempt, so a retried job (SLURM profile) asks for more time."""
 
+    def frozen_or_finetuned(wildcards, attempt):
+        value = config["finetune"][key] if GridPoint.from_wildcards(wildcards).finetune else FROZEN_TRAIN_JOB[key]
+        return value * attempt if key == "runtime" else value
 
-def train_runtime(wildcards, attempt):
-    """Minutes; grows with the attempt, so a retried job (SLURM profile) asks for more time."""
-    return (config["finetune"]["runtime"] if GridPoint.from_wildcards(wildcards).finetune else 20) * attempt
+    return frozen_or_finetuned
 
 
 def embed_settings(wildcards):
@@ -239,10 +241,21 @@ def artefact_outputs(artefact):
     return [f"results/{folder}/{artefact}.{suffix}" for suffix in suffixes]
 
 
+# The one spelling of the ε audit's and the claims' output paths (their rules and the targets use these).
+AUDIT_FILES = {
+    "table_csv": "results/tables/extra/epsilon_audit.csv", "table_md": "results/tables/extra/epsilon_audit.md",
+    "figure_png": "results/figures/extra/epsilon_audit.png", "figure_pdf": "results/figures/extra/epsilon_audit.pdf",
+}
+CLAIMS_FILES = {
+    "table_csv": "results/tables/claims.csv", "table_md": "results/tables/claims.md",
+    "paper_csv": "results/tables/claims_paper.csv",
+    "figure_png": "results/figures/claims/verdicts.png", "figure_pdf": "results/figures/claims/verdicts.pdf",
+}
+
+
 def audit_outputs():
-    """The ε audit's table and figure (docs/audit.md, "How the audit works"), opt-in via run_audit (rule epsilon_audit writes them)."""
-    tables = [f"results/tables/extra/epsilon_audit.{ext}" for ext in ("csv", "md")]
-    return tables + [f"results/figures/extra/epsilon_audit.{ext}" for ext in ("png", "pdf")]
+    """The ε audit's table and figure (docs/audit.md), opt-in via run_audit (rule epsilon_audit writes them)."""
+    return list(AUDIT_FILES.values())
 
 
 # Snakemake's report menu sorts categories with localeCompare (digits before letters): "1." puts the claims
@@ -254,8 +267,7 @@ def claims_outputs():
     """The claims table and verdict figure, built when the first claims study runs."""
     if config["claims_studies"][0] not in config["run_studies"]:
         return []
-    return ["results/tables/claims.csv", "results/tables/claims.md",
-            "results/figures/claims/verdicts.png", "results/figures/claims/verdicts.pdf"]
+    return list(CLAIMS_FILES.values())
 
 
 def claims_inputs(wildcards):

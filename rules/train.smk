@@ -27,10 +27,10 @@ rule train:
     group:
         "point"
     # 1 thread and 4 GB for a head on frozen features; a fine-tuned point takes config["finetune"]'s.
-    threads: train_threads
+    threads: train_job("threads")
     resources:
-        mem_mb=train_mem_mb,
-        runtime=train_runtime,
+        mem_mb=train_job("mem_mb"),
+        runtime=train_job("runtime"),
     # The script reads config["train"]["device"] itself: like threads, a device is not a param.
     conda:
         "../envs/privtext.yaml"
