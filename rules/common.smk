@@ -185,10 +185,11 @@ def runs_table_inputs(wildcards):
 
 
 def study_run_files(wildcards):
+    """Per file kind, the files of a study's grid points: metrics and attackers, and the study's measures."""
     points = study_grid(wildcards.study)
     return {
         name: [f"{point.run_dir}/{name}.json" for point in points]
-        for name in ("metrics", "attack", "fairness", "mdl")
+        for name in ("metrics", "attack", *study_config(wildcards.study)["measures"])
     }
 
 

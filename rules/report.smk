@@ -8,6 +8,8 @@ rule study_measures:
         "results/tables/studies/{study}/measures.csv",
     log:
         "results/logs/tables/studies/{study}.log",
+    params:
+        measures=lambda wildcards: study_config(wildcards.study)["measures"],
     localrule: True  # seconds of work on saved results: not worth a queue wait
     threads: 1
     resources:

@@ -73,6 +73,9 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     measures = measures_table([tmp_path])
     assert {"accuracy", "attack_accuracy", "fairness", "mdl_kbits", "subgroup_accuracy",
             "attack_subgroup_accuracy"} <= set(measures["measure"])
+    # a study that asks for fairness only gets no MDL rows, though this folder has mdl.json
+    fairness_only = set(measures_table([tmp_path], ["fairness"])["measure"])
+    assert "fairness" in fairness_only and not {m for m in fairness_only if m.startswith("mdl_")}
     # the attacker's accuracy within each value, named by the dataset's value names, averages to its accuracy
     per_value = measures[measures["measure"] == "attack_subgroup_accuracy"].set_index(["attribute", "group"])["value"]
     assert set(per_value.loc["strong"].index) == {"teen", "adult"}

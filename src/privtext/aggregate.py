@@ -60,8 +60,13 @@ def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
 MEASURE_COLUMNS = ("measure", "split", "attribute", "attacker", "group", "value")
 
 
-def _measure_rows(run_dir: Path) -> list[dict]:
-    """Every scalar measured on one grid point, as long rows (measure, split, attribute, attacker, group)."""
+# The measures a study may ask for beyond accuracy and the attackers (each its own job and file per point).
+OPTIONAL_MEASURES = ("fairness", "mdl")
+
+
+def _measure_rows(run_dir: Path, measures: Iterable[str] = OPTIONAL_MEASURES) -> list[dict]:
+    """Every scalar measured on one grid point, as long rows (measure, split, attribute, attacker, group):
+    accuracy, the attackers, and of ``measures`` those whose file the point has."""
     rows = []
 
     def add(measure, value, split="", attribute="", attacker="", group=""):
@@ -81,7 +86,8 @@ def _measure_rows(run_dir: Path) -> list[dict]:
                 add("attack_subgroup_accuracy", accuracy, "test", attribute, attacker, group=value)
         for kind, value in result.get("empirical_privacy", {}).items():
             add(f"empirical_privacy_{kind}", value, "test", "", attacker)
-    if (run_dir / "fairness.json").exists():
+    measures = set(measures)
+    if "fairness" in measures and (run_dir / "fairness.json").exists():
         fairness = _read(run_dir / "fairness.json")
         for split, report in ((split, fairness[split]) for split in ("dev", "test")):
             for attribute, scores in report["attributes"].items():
@@ -89,7 +95,7 @@ def _measure_rows(run_dir: Path) -> list[dict]:
                     add(name, scores.get(name), split, attribute)
                 for group, cell in scores["subgroup_accuracy"].items():
                     add("subgroup_accuracy", cell["accuracy"], split, attribute, group=group)
-    if (run_dir / "mdl.json").exists():
+    if "mdl" in measures and (run_dir / "mdl.json").exists():
         mdl = _read(run_dir / "mdl.json")
         for attribute, code in mdl["attributes"].items():
             for name in ("kbits", "uniform_kbits", "compression"):
@@ -97,13 +103,15 @@ def _measure_rows(run_dir: Path) -> list[dict]:
     return rows
 
 
-def measures_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
+def measures_table(run_dirs: Iterable[str | Path], measures: Iterable[str] = OPTIONAL_MEASURES) -> pd.DataFrame:
     """Long table: one row per grid point x measure x split x attribute x attacker x group, with the run's
-    parameters and ε (what every paper table and figure is pivoted from)."""
+    parameters and ε (what every paper table and figure is pivoted from). Of the optional ``measures``, only
+    those asked for are read, so the table does not depend on what another study left in a shared folder."""
     frames = []
+    measures = tuple(measures)
     for run_dir in run_dirs:
         base = run_record(run_dir)
         keep = {k: v for k, v in base.items() if not k.startswith(("dev_", "test_"))}
-        rows = _measure_rows(Path(run_dir))
+        rows = _measure_rows(Path(run_dir), measures)
         frames.append(pd.DataFrame([{**keep, **row} for row in rows]))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*RUN_COLUMNS, *MEASURE_COLUMNS])

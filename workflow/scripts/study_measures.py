@@ -6,6 +6,6 @@ from privtext.aggregate import measures_table
 from privtext.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-table = measures_table([Path(p).parent for p in snakemake.input.metrics])
+table = measures_table([Path(p).parent for p in snakemake.input.metrics], snakemake.params.measures)
 table.insert(0, "study", snakemake.wildcards.study)
 table.to_csv(snakemake.output[0], index=False)
