@@ -1,9 +1,10 @@
-# Gather the requested studies' grid points, and every point finished before, into one table.
+# Gather finished grid points of the requested studies into one table.
 
 
 rule runs_table:
     input:
-        unpack(runs_table_inputs),
+        metrics=run_files("metrics.json"),
+        attacks=run_files("attack.json"),
     output:
         "results/tables/runs.csv",
     log:

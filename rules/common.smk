@@ -7,7 +7,7 @@ from privtext.config import canonical_config_paths, validate_config
 from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
 from privtext.artefacts import ARTEFACTS
-from privtext.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, RUNS_ROOT, TABULAR_ENCODER, GridPoint, encoder_slug, shrink_study, study_points, unique
+from privtext.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, TABULAR_ENCODER, GridPoint, encoder_slug, shrink_study, study_points, unique
 from privtext.methods import METHODS
 from privtext.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
@@ -169,19 +169,8 @@ def embed_settings(wildcards):
     return {k: v for k, v in config["encoder"].items() if k not in ("threads", "device")}
 
 
-def finished_run_dirs():
-    """Run folders on disk with metrics.json and attack.json: every grid point an earlier run finished."""
-    root = Path(RUNS_ROOT)
-    if not root.is_dir():
-        return []
-    return [str(p.parent) for p in sorted(root.glob("**/metrics.json")) if (p.parent / "attack.json").is_file()]
-
-
-def runs_table_inputs(wildcards):
-    """runs.csv covers the run studies' points and every point finished before: switching between `make run`
-    and the paper studies leaves the table a user opened as it is, and rebuilds nothing."""
-    dirs = dict.fromkeys([point.run_dir for point in grid_points()] + finished_run_dirs())
-    return {"metrics": [f"{d}/metrics.json" for d in dirs], "attacks": [f"{d}/attack.json" for d in dirs]}
+def run_files(name):
+    return [f"{point.run_dir}/{name}" for point in grid_points()]
 
 
 def study_run_files(wildcards):

@@ -79,16 +79,6 @@ def test_second_run_has_nothing_to_do(finished_grid):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_switching_to_another_study_keeps_runs_csv_and_reruns_nothing(finished_grid):
-    """runs.csv covers every finished point, so running a study of points already trained (as `make run`
-    after the paper studies) plans nothing, and the table a user opened stays as it is."""
-    other = json.loads(json.dumps(CONFIG))
-    other["studies"]["other"] = {"datasets": ["demo"], "seeds": [10], "artefacts": False, "methods": {"nonpriv": {}}}
-    other["run_studies"] = ["other"]
-    result = run_snakemake(finished_grid, other, None, "-n")
-    assert "Nothing to be done" in result.stdout + result.stderr
-
-
 def test_adding_one_epsilon_plans_only_the_new_train_and_attack_jobs(finished_grid):
     bigger = json.loads(json.dumps(CONFIG))
     bigger["studies"]["tiny"]["methods"]["noise"]["epsilon"] = [0.5, 2]
