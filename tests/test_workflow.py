@@ -189,8 +189,12 @@ def _without_wall_times(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _marked_incomplete(workdir: Path) -> list[str]:
-    """Outputs of jobs that started and never ended: Snakemake's markers, named by the base64 of the path."""
-    return [base64.b64decode(m.name).decode() for m in (workdir / ".snakemake/incomplete").iterdir()]
+    """Outputs of jobs that started and never ended: Snakemake's markers, named by the base64 of the path. A
+    name longer than the file system allows (a long temporary workdir) is split into folders named '@' + a
+    piece, the last piece being the file: join the pieces before decoding."""
+    root = workdir / ".snakemake/incomplete"
+    return [base64.b64decode("".join(part.lstrip("@") for part in m.relative_to(root).parts)).decode()
+            for m in root.rglob("*") if m.is_file()]
 
 
 def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finished_grid, tmp_path):
