@@ -189,11 +189,12 @@ def _without_wall_times(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _marked_incomplete(workdir: Path) -> list[str]:
-    """Outputs of jobs that started and never ended: Snakemake's markers, named by the base64 of the path. A
-    name longer than the file system allows (a long temporary workdir) is split into folders named '@' + a
+    """Outputs of jobs that started and never ended: Snakemake's markers, named by the URL-safe base64 of the
+    path ('-' and '_' where standard base64 has '+' and '/', which decides by the path's bytes whether a
+    standard decoder works). A name longer than the file system allows is split into folders named '@' + a
     piece, the last piece being the file: join the pieces before decoding."""
     root = workdir / ".snakemake/incomplete"
-    return [base64.b64decode("".join(part.lstrip("@") for part in m.relative_to(root).parts)).decode()
+    return [base64.urlsafe_b64decode("".join(part.lstrip("@") for part in m.relative_to(root).parts)).decode()
             for m in root.rglob("*") if m.is_file()]
 
 
