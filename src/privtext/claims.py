@@ -670,10 +670,10 @@ def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, ev
     numbers scored). Reads saved measures (and, with ``evidence``, the runs' per-example test records)."""
     rows = []
     measured = inputs.datasets()
+    # a paper's claims are judged where its methods ran (its claims study's datasets)
+    ran_by_paper = {paper: _ran(inputs, prefixes) for paper, prefixes in PAPER_METHODS.items()}
     for claim in (CLAIMS[c] for c in (claims or CLAIMS)):
-        # a paper's claims are judged where its study ran its method (claims: DPNR and CAPE on text datasets,
-        # claims_federate: FEDERATE's datasets)
-        ran = _ran(inputs, PAPER_METHODS[claim.paper])
+        ran = ran_by_paper[claim.paper]
         datasets = [d for d in (claim.datasets(inputs) if claim.datasets else measured) if d in ran]
         for dataset in datasets:
             for setting in claim.settings:

@@ -157,7 +157,7 @@ def point_record(point: GridPoint, job: TrainJob, *, meta: Mapping[str, Any], mo
 def write_point_record(point: GridPoint, job: TrainJob, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
     """Write ``metrics.json`` (the file that marks a point trained) and, if the job says so, attack it here."""
     out_dir = Path(job.out_dir)
-    (out_dir / "metrics.json").write_text(json.dumps(record, indent=2, default=json_default) + "\n")
+    (out_dir / "metrics.json").write_text(json_text(record))
     log.info("%s: dev acc %.4f, test acc %.4f, %.1f s", point.run_dir, record["dev"]["accuracy"],
              record["test"]["accuracy"], record["seconds"])
     if job.attack and job.attack.get("attackers"):
@@ -209,7 +209,7 @@ def attack_grid_point(
 
     ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
     result = _attack(read_meta(data_dir), Path(data_dir), Path(run_dir), attackers, seed, max_train, threads, device)
-    Path(out_path).write_text(_attack_json(result))
+    Path(out_path).write_text(json_text(result))
     return result
 
 
@@ -241,11 +241,12 @@ def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, 
     key = attack_key(run_dir, attackers=attack["attackers"], seed=seed, max_train=attack.get("max_train"))
     result = _attack(meta, data_dir, run_dir, attack["attackers"], seed, attack.get("max_train"), threads,
                      attack.get("device", "auto"))
-    store(run_dir, key, _attack_json({**result, "computed_in": "train job"}))
+    store(run_dir, key, json_text({**result, "computed_in": "train job"}))
 
 
-def _attack_json(result: Mapping[str, Any]) -> str:
-    return json.dumps(result, indent=2, default=json_default) + "\n"
+def json_text(record: Mapping[str, Any]) -> str:
+    """A job's JSON record as written to its file (numpy scalars and arrays as plain numbers and lists)."""
+    return json.dumps(record, indent=2, default=json_default) + "\n"
 
 
 def json_default(value: Any) -> Any:
@@ -283,7 +284,7 @@ def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: 
             value_names=meta["private_attributes"],
         )
     result["seconds"] = round(time.perf_counter() - started, 3)
-    Path(out_path).write_text(json.dumps(result, indent=2, default=json_default) + "\n")
+    Path(out_path).write_text(json_text(result))
     return result
 
 
@@ -319,5 +320,5 @@ def mdl_grid_point(
         "attributes": attributes,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    Path(out_path).write_text(json.dumps(result, indent=2, default=json_default) + "\n")
+    Path(out_path).write_text(json_text(result))
     return result
