@@ -132,6 +132,44 @@ def test_the_training_rule_shrinks_the_batch_and_delays_early_stopping() -> None
     assert history["epochs_run"] == 10 and history["optimizer_steps"] == history["required_steps"] == 10 * 50
 
 
+class ScriptedDevAccuracy(torch.nn.Module):
+    """A model whose dev accuracy after epoch e is ``curve[e]`` (one optimiser step an epoch): dev rows carry
+    x = (i + 0.5) / n with label 1, and the model calls a row right when x < the scripted accuracy."""
+
+    def __init__(self, curve: list[float]) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.curve, self.steps = curve, 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        right = x[:, 0] < self.curve[min(self.steps, len(self.curve)) - 1]
+        return torch.stack([(~right).float(), right.float()], 1)
+
+    def training_loss(self, x: torch.Tensor, y: torch.Tensor, z: dict) -> torch.Tensor:
+        self.steps += 1
+        return (self.weight ** 2).sum()
+
+
+@pytest.mark.parametrize("curve, epochs, expected_epochs, expected_converged", [
+    ([0.5 + 0.01 * e for e in range(200)], 10, 30, False),  # still rising at the cap: 3 x 10 epochs, says so
+    ([min(0.5 + 0.02 * e, 0.8) for e in range(200)], 10, 23, True),  # flat from epoch 15: stops once the plateau shows
+    ([0.8] * 200, 10, 10, True),  # converged within its epochs: not one more
+    ([0.5 + 0.01 * e for e in range(200)], 4, 4, False),  # too short a budget to judge: never extended
+])
+def test_a_run_still_rising_after_its_epochs_trains_on_until_it_plateaus_or_reaches_the_cap(
+        curve: list[float], epochs: int, expected_epochs: int, expected_converged: bool) -> None:
+    n_dev = 1000
+    train_split = TensorSplit(torch.zeros(10, 1), torch.ones(10, dtype=torch.long), {})
+    dev_split = TensorSplit(((torch.arange(n_dev) + 0.5) / n_dev)[:, None], torch.ones(n_dev, dtype=torch.long), {})
+    settings = TrainingSettings(epochs=epochs, batch_size=10, lr=1e-3, min_steps_per_epoch=1, max_epochs_factor=3)
+    history = train(ScriptedDevAccuracy(curve), train_split, dev_split, settings,
+                    generator=torch.Generator().manual_seed(0))
+    assert [round(r["dev_accuracy"], 3) for r in history["epochs"]] == [round(a, 3) for a in curve[:expected_epochs]]
+    assert history["epochs_run"] == expected_epochs and history["epochs_planned"] == epochs
+    assert history["converged"] is expected_converged
+    assert TrainingSettings(epochs=epochs, batch_size=10, lr=1e-3).max_epochs == epochs  # the default: never
+
+
 @pytest.mark.parametrize("name", list(METHODS))
 def test_method_declares_its_grid_params_with_paper_defaults(name: str) -> None:
     cls = METHODS[name]

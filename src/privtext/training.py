@@ -57,6 +57,10 @@ class TrainingSettings:
     # to fit the rows a run sees), and patience may stop a run only after ``min_epochs``.
     min_steps_per_epoch: int = 50
     min_epochs: int = 10
+    # ... and a run whose dev accuracy has not plateaued (:func:`converged`) after its ``epochs`` trains on, one
+    # epoch at a time, until it has or until ``max_epochs_factor`` × ``epochs``. 1: never. A budget shorter
+    # than two plateau windows cannot be judged, so it is never extended.
+    max_epochs_factor: int = 1
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
@@ -64,7 +68,7 @@ class TrainingSettings:
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
         for name, low in (("epochs", 1), ("batch_size", 1), ("adversary_steps", 0), ("min_steps_per_epoch", 1),
-                          ("min_epochs", 1)):
+                          ("min_epochs", 1), ("max_epochs_factor", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -79,6 +83,11 @@ class TrainingSettings:
         ``min_steps_per_epoch`` optimiser steps. FEDERATE's batch of 2,000 was chosen for 100k+ rows; on the
         10,000 rows a CPU study sees it would give 5 steps an epoch, 150 in all."""
         return max(1, min(self.batch_size, math.ceil(n / self.min_steps_per_epoch)))
+
+    @property
+    def max_epochs(self) -> int:
+        """The most epochs a run may take: ``epochs``, extended while it has not converged (see above)."""
+        return self.epochs * self.max_epochs_factor if self.epochs >= 2 * PLATEAU_WINDOW else self.epochs
 
     def required_steps(self, n: int) -> int:
         """The fewest optimiser steps the rule asks of a run on ``n`` rows: ``min_epochs`` full epochs."""
@@ -158,7 +167,9 @@ def train(
     epochs without improvement (not before ``min_epochs``), and restore the best state. The batch is
     :meth:`TrainingSettings.batch_size_for` the training rows. Shuffling uses ``generator`` only.
 
-    Returns the history: ``epochs_run``, ``best_epoch`` (0-based), ``selected_on``, ``batch_size``,
+    A run that has not converged after ``settings.epochs`` trains on up to :attr:`TrainingSettings.max_epochs`.
+
+    Returns the history: ``epochs_run``, ``epochs_planned``, ``best_epoch`` (0-based), ``selected_on``, ``batch_size``,
     ``optimizer_steps``, ``required_steps``, ``converged`` (:func:`converged`) and per-epoch records.
     """
     make_optimizer = OPTIMIZERS[settings.optimizer]
@@ -182,7 +193,9 @@ def train(
     columns = [train_data.x, train_data.y, *train_data.z.values()]
     # row-major whatever the inputs' layout (empty_like would copy a column-major one)
     shuffled_columns = [torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in columns]
-    for epoch in range(settings.epochs):
+    for epoch in range(settings.max_epochs):
+        if epoch >= settings.epochs and converged([r["dev_accuracy"] for r in records]):
+            break  # the planned epochs are done and dev accuracy has plateaued
         record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
         model.train()
         # Shuffled on the CPU generator whatever the device, so a seed gives the same batches everywhere.
@@ -227,6 +240,7 @@ def train(
     model.eval()
     return {
         "epochs_run": len(records),
+        "epochs_planned": settings.epochs,
         "best_epoch": best_epoch,
         "selected_on": f"dev_{settings.select_on}",
         "best_dev_accuracy": records[best_epoch]["dev_accuracy"],
