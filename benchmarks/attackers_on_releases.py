@@ -14,7 +14,7 @@ Both write one row per cell with the attacker's test accuracy, its seconds and t
 ``compare`` refuses two files whose releases differ (then the attackers did not see the same data).
 ``attack`` reruns the attackers of the config (``--attackers``, default ``mlp sklearn_mlp linear``) with the
 point's own seed and ``--max-train`` (the default config's 10,000), as the attack rule does, through
-``privtext.runs.attack_grid_point``, which every version of the code since the attackers exist has.
+``privtext.jobs.runs.attack_grid_point``, which every version of the code since the attackers exist has.
 
 Two attackers that differ only in floating-point rounding cannot be held to "the same or higher" test
 accuracy cell by cell: a few test predictions flip either way. So ``compare`` also asks, per cell, whether
@@ -50,7 +50,7 @@ def _points(results: Path, datasets: list[str], marker: str) -> list[Path]:
 
 
 def _sha256(path: Path) -> str:
-    # hashlib, not privtext.provenance: `attack` runs under older checkouts of privtext too
+    # hashlib, not privtext.runtime.provenance: `attack` runs under older checkouts of privtext too
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -110,7 +110,7 @@ def collect(results: Path, datasets: list[str], out: Path) -> None:
 
 
 def attack(results: Path, datasets: list[str], attackers: list[str], max_train: int | None, out: Path) -> None:
-    from privtext.runs import attack_grid_point
+    from privtext.jobs.runs import attack_grid_point
 
     started = time.perf_counter()
     points = _points(results, datasets, "released_test.npy")
@@ -134,8 +134,8 @@ def weaker_p_value(old_only: int, new_only: int) -> float:
 
 def holm(p_values: dict[Any, float], level: float = 0.05) -> set[Any]:
     """The keys whose hypotheses Holm's step-down procedure rejects at family-wise ``level``."""
-    # imported here: `attack` runs this file under older checkouts, which have no privtext.inference
-    from privtext.inference import holm as holm_rejects
+    # imported here: `attack` runs this file under older checkouts, which have no privtext.claims.inference
+    from privtext.claims.inference import holm as holm_rejects
 
     keys = list(p_values)
     return {key for key, rejected in zip(keys, holm_rejects([p_values[k] for k in keys], level)) if rejected}

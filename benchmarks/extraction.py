@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privtext.encoders import DEFAULT_ENCODER, extract_embeddings, load_encoder
+from privtext.encoding.encoders import DEFAULT_ENCODER, extract_embeddings, load_encoder
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("PRIVTEXT_DATA_MIRROR", PROJECT_ROOT.parent / "shared" / "data"))

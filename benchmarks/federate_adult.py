@@ -45,10 +45,10 @@ TRAIN_JOB = """
 import json, sys, time
 stamps = {"started": time.time()}
 START
-from privtext import training
-from privtext.grid import GridPoint
-from privtext.runs import TrainJob
-from privtext.train_job import run_grid_point
+from privtext.training import loop as training
+from privtext.plan.grid import GridPoint
+from privtext.jobs.runs import TrainJob
+from privtext.jobs.train_job import run_grid_point
 _train = training.train
 def timed(*args, **kwargs):  # the method's training loop is the first call (the mlp attacker's comes later)
     first = "loop_start" not in stamps
@@ -76,7 +76,7 @@ EXIT
 
 PUBLISH_JOB = """
 import sys
-from privtext.attack_cache import attack_key, publish
+from privtext.jobs.attack_cache import attack_key, publish
 workdir, attackers, max_train = sys.argv[1], sys.argv[2].split(","), None if sys.argv[3] == "None" else int(sys.argv[3])
 run_dir = f"{workdir}/RUN_DIR"
 assert publish(run_dir, f"{run_dir}/attack.json", attack_key(run_dir, attackers=attackers, seed=10, max_train=max_train))
@@ -88,7 +88,7 @@ ATTACK_JOB = """
 import json, sys, time
 stamps = {"started": time.time()}
 START
-from privtext.runs import attack_grid_point
+from privtext.jobs.runs import attack_grid_point
 workdir, threads, attack = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 result = attack_grid_point(data_dir=f"{workdir}/results/data/adult", run_dir=f"{workdir}/RUN_DIR",
                            out_path=f"{workdir}/RUN_DIR/attack.json", seed=10, threads=threads, **attack)
@@ -99,11 +99,11 @@ EXIT
 """.replace("RUN_DIR", RUN_DIR)
 
 
-# Jobs start and end as the workflow scripts do (privtext.allocator.keep_freed_memory; privtext.logs.finish_job:
+# Jobs start and end as the workflow scripts do (privtext.standins.allocator.keep_freed_memory; privtext.runtime.logs.finish_job:
 # no interpreter teardown), where the code has them.
 START = """
 try:
-    from privtext.allocator import keep_freed_memory
+    from privtext.standins.allocator import keep_freed_memory
 except ImportError:
     keep_freed_memory = None
 if keep_freed_memory:
@@ -111,7 +111,7 @@ if keep_freed_memory:
 """
 EXIT = """
 try:
-    from privtext.logs import finish_job
+    from privtext.runtime.logs import finish_job
 except ImportError:
     finish_job = None
 if finish_job:

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from privtext.attackers import run_attacks
+from privtext.attack.attackers import run_attacks
 from privtext.methods import METHODS, Split, build_method
 
 ATTRIBUTES = {"strong": 2, "weak": 2}

@@ -78,7 +78,7 @@ def main() -> None:
             record = json.loads((point_dir / f"{'metrics' if rule == 'train' else rule}.json").read_text())
             library[rule] = float(record.get("seconds", 0.0))
             if rule == "attack" and record.get("computed_in") == "train job":
-                # attacked inside the train job (privtext.attack_cache): its work counts there
+                # attacked inside the train job (privtext.jobs.attack_cache): its work counts there
                 library["train"] += library["attack"]
                 library["attack"] = 0.0
         for rule in GRID_RULES:

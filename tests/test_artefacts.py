@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privtext.artefacts import ARTEFACTS, artefact_inputs, build_artefact
-from privtext.artefacts.federate import runs_frame, selected_runs
+from privtext.report.artefacts import ARTEFACTS, artefact_inputs, build_artefact
+from privtext.report.artefacts.federate import runs_frame, selected_runs
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "paper_results" / "published.csv"
 SEEDS = (10, 20)
@@ -156,7 +156,7 @@ def _csv(prefix: Path) -> pd.DataFrame:
 
 
 def test_every_registered_method_has_a_label_a_colour_a_marker_and_a_place():
-    from privtext.artefacts.common import MARKERS, METHOD_LABELS, METHOD_ORDER, PALETTE
+    from privtext.report.artefacts.common import MARKERS, METHOD_LABELS, METHOD_ORDER, PALETTE
     from privtext.methods import METHODS
 
     for table in (METHOD_LABELS, PALETTE, MARKERS, METHOD_ORDER):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from privtext.attackers import ATTACKERS, run_attacks
+from privtext.attack.attackers import ATTACKERS, run_attacks
 
 ALL = sorted(ATTACKERS)
 SIZES = {"train": 1200, "dev": 400, "test": 400}
@@ -128,7 +128,7 @@ def test_attacker_options_override_defaults_and_are_recorded():
 
 
 def test_linear_attacker_extends_its_grid_past_an_edge_that_wins():
-    from privtext.attackers import AttackData, LinearAttacker
+    from privtext.attack.attackers import AttackData, LinearAttacker
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 5))

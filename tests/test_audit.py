@@ -11,12 +11,12 @@ import torch
 from scipy import optimize, stats
 
 from conftest import run_snakemake
-from privtext.audit import (
+from privtext.privacy.audit import (
     COLUMNS, MECHANISMS, choose_threshold, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates, l1_pair,
     l2_pair, measure, minmax_pair, run_audit,
 )
-from privtext.config import load_config
-from privtext.privacy import PrivacyLayer, l1_normalise, minmax_normalise
+from privtext.plan.config import load_config
+from privtext.privacy.layers import PrivacyLayer, l1_normalise, minmax_normalise
 
 torch.set_num_threads(1)
 DEFAULTS = load_config()["audit"]

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
-from privtext.claims import (CLAIMS, COLUMNS, EQUAL_EFFECTIVE, L1_SETTING, NOMINAL, REFERENCE_CODE, claims_table,
+from privtext.report.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
+from privtext.claims.table import (CLAIMS, COLUMNS, EQUAL_EFFECTIVE, L1_SETTING, NOMINAL, REFERENCE_CODE, claims_table,
                              paper_readings)
 
 SEEDS = (10, 20, 30, 40, 50)
@@ -156,7 +156,7 @@ def test_every_claim_has_a_row_no_two_repeat_a_measurement_and_missing_paper_dat
 
 
 def test_a_part_resting_on_an_unconverged_run_is_untestable_with_that_reason():
-    class Evidence:  # the two calls claims_table makes of privtext.claims_evidence.ExampleEvidence
+    class Evidence:  # the two calls claims_table makes of privtext.claims.evidence.ExampleEvidence
         def replicates(self, row):
             return np.array([row.value])
 
@@ -219,7 +219,7 @@ def test_the_papers_own_numbers_that_meet_their_claim_say_so(paper_table):
 
 def test_no_margin_is_set_from_results():
     """Margins are module constants of the readings, fixed before any run is read."""
-    from privtext import claims, verdicts
+    from privtext.claims import table as claims, verdicts
 
     source = Path(claims.__file__).read_text() + Path(verdicts.__file__).read_text()
     assert not re.search(r"margin\s*=\s*[^,)\n]*(estimate|value|mean|measure)", source)
@@ -274,7 +274,7 @@ def test_the_claims_rule_writes_a_row_for_every_claim_with_the_required_columns(
 
 def test_the_evidence_recomputes_every_saved_test_measure_of_a_real_run(tiny_claims_run, monkeypatch):
     """Row 0 of every replicate equals the saved measure (ExampleEvidence raises otherwise)."""
-    from privtext.claims_evidence import ExampleEvidence
+    from privtext.claims.evidence import ExampleEvidence
 
     monkeypatch.chdir(tiny_claims_run)
     measures = prepare_measures(pd.read_csv("results/tables/studies/tiny_claims/measures.csv",

@@ -1,5 +1,5 @@
 """The claims' per-example measures under bootstrap weights: with integer weights, each weighted measure equals
-the project's own metric (privtext.metrics, privtext.fairness) on the test set with every example repeated as
+the project's own metric (privtext.measures.metrics, privtext.measures.fairness) on the test set with every example repeated as
 often as its weight says. That holds the weighted code to the code that wrote the saved measures."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from privtext import fairness, metrics
-from privtext.claims_evidence import ExampleEvidence, measure_replicates
-from privtext.parquet import write_columns
+from privtext.measures import fairness, metrics
+from privtext.claims.evidence import ExampleEvidence, measure_replicates
+from privtext.standins.parquet import write_columns
 
 N, CLASSES = 300, 3
 META = {"private_attributes": {"gender": ["m", "f"], "age": ["young", "mid", "old"],

@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import run_snakemake
-from privtext.config import ConfigError, load_config
+from privtext.plan.config import ConfigError, load_config
 
 
 def test_default_config_is_valid_and_defaults_are_filled():
@@ -76,7 +76,7 @@ def test_snakemake_accepts_a_nested_grid_shrink_on_the_command_line(tmp_path):
 
 
 def test_paths_get_one_spelling_per_location(tmp_path):
-    from privtext.config import canonical_config_paths, canonical_path
+    from privtext.plan.config import canonical_config_paths, canonical_path
 
     work = tmp_path / "project"
     (work / "resources").mkdir(parents=True)

@@ -13,7 +13,7 @@ from privtext.data.common import (
     split_frame,
     write_dataset,
 )
-from privtext.provenance import sha256_file
+from privtext.runtime.provenance import sha256_file
 
 
 def _frame(n=100, n_classes=2):

@@ -5,7 +5,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from conftest import run_snakemake
-from privtext.config import load_config
+from privtext.plan.config import load_config
 from privtext.data import Quarantine, get_builder
 from privtext.data.common import manifest_sha256
 

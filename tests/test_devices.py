@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from conftest import run_snakemake
-from privtext.attackers import run_attacks
-from privtext.config import ConfigError, load_config
-from privtext.devices import DeviceError, autocast_dtype, device_record, resolve_device
-from privtext.encoders import extract_embeddings, load_encoder
+from privtext.attack.attackers import run_attacks
+from privtext.plan.config import ConfigError, load_config
+from privtext.runtime.devices import DeviceError, autocast_dtype, device_record, resolve_device
+from privtext.encoding.encoders import extract_embeddings, load_encoder
 from privtext.methods import build_method
 
 no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour of a machine without a GPU")

@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from conftest import run_snakemake
-from privtext.config import load_config
+from privtext.plan.config import load_config
 from privtext.data import Quarantine, get_builder
-from privtext.encoders import (
+from privtext.encoding.encoders import (
     POOLINGS,
     EncoderError,
     extract_embeddings,
@@ -28,7 +28,7 @@ from privtext.encoders import (
     resolve_encoder,
     tabular_features,
 )
-from privtext.grid import encoder_slug
+from privtext.plan.grid import encoder_slug
 
 SHORT = "The match ended in a draw."
 LONG = " ".join(["Stocks rallied on Wall Street after the central bank kept interest rates unchanged."] * 6)
@@ -109,7 +109,7 @@ def test_hub_id_records_the_snapshot_commit(tmp_path):
     save_tiny_bert(repo / "snapshots" / commit)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
-    code = ("from privtext.encoders import resolve_encoder, extract_embeddings;"
+    code = ("from privtext.encoding.encoders import resolve_encoder, extract_embeddings;"
             "spec = resolve_encoder('someone/tiny-bert');"
             "shape = extract_embeddings(['hi'], 'someone/tiny-bert', progress=False)[0].shape;"
             "print(spec.commit_hash, spec.local, shape)")

@@ -1,4 +1,4 @@
-"""The attackers' numpy estimators (privtext.estimators) against real scikit-learn: the same minimiser and
+"""The attackers' numpy estimators (privtext.standins.estimators) against real scikit-learn: the same minimiser and
 predictions for logistic regression, the same training run for the MLP, and no heavy imports."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import privtext
-from privtext.estimators import (AdamMLPClassifier, LogisticModel, Standardiser, fit_logistic_regression,
+from privtext.standins.estimators import (AdamMLPClassifier, LogisticModel, Standardiser, fit_logistic_regression,
                                  logistic_objective)
 
 C_GRID = (1e-3, 1e-1, 10.0, 1e3)
@@ -122,7 +122,7 @@ def test_separable_data_with_weak_regularisation_terminates_and_fits_the_trainin
 
 
 def test_importing_the_module_loads_no_heavy_library():
-    code = ("import sys, privtext.estimators; "
+    code = ("import sys, privtext.standins.estimators; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'sklearn', 'torch', 'pandas'}))")
     src = str(Path(privtext.__file__).resolve().parents[1])  # wherever this test imported privtext from
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}

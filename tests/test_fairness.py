@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from privtext import fairness
+from privtext.measures import fairness
 
 # Multi-class case. class 0: TPR 1.0 in group 0, 0.5 in group 1 -> gap 0.5.
 # class 1: TPR 1.0 in both groups -> gap 0.0. class 2: no example in group 1 (empty cell) -> no gap.

@@ -12,14 +12,14 @@ import torch
 from safetensors import safe_open
 
 from conftest import run_snakemake
-from privtext.config import ConfigError, load_config
-from privtext.finetune import (
+from privtext.plan.config import ConfigError, load_config
+from privtext.jobs.finetune import (
     FinetunedModel, FinetuneSettings, Tokens, encode, epoch_seed, fit_end_to_end, linear_schedule, parameter_checksum,
 )
-from privtext.finetune_runs import finetune_hyperparameters
-from privtext.grid import GridPoint, study_points
+from privtext.jobs.finetune_runs import finetune_hyperparameters
+from privtext.plan.grid import GridPoint, study_points
 from privtext.methods import METHODS, build_method
-from privtext.word_dropout import apply_word_dropout
+from privtext.encoding.word_dropout import apply_word_dropout
 
 TEXTS = [f"the {w} team won the {v} match in the city today" for w, v in
          zip(("home", "away", "young", "old", "local", "rival", "best", "new"), ("final", "cup", "league", "derby", "first", "last", "big", "home"))]
@@ -80,7 +80,7 @@ def test_training_word_dropout_is_drawn_afresh_each_epoch():
 @pytest.fixture(scope="module")
 def tiny_finetune():
     """MiniLM with DPNR's head (ε = 1) on 8 texts: the model before and after one epoch of batch 4."""
-    from privtext.encoders import load_encoder
+    from privtext.encoding.encoders import load_encoder
 
     loaded = load_encoder("minilm", "cpu")
     method = build_method("dpnr", {"epsilon": 1, "lr": 5e-5, "epochs": 1, "batch_size": 4, "patience": None},
@@ -150,7 +150,7 @@ def test_a_finetuned_point_writes_the_usual_run_folder_and_attack_json(snakemake
 
 
 def test_the_saved_encoder_weights_are_not_minilms(snakemake_run):
-    from privtext.encoders import minilm_folder
+    from privtext.encoding.encoders import minilm_folder
 
     metrics = json.loads((snakemake_run / TUNED / "metrics.json").read_text())
     assert metrics["encoder_checksum_before"] != metrics["encoder_checksum_after"]

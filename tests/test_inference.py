@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from privtext.inference import (bootstrap_weights, crossed_estimate, holm, missing_estimate, seeds_estimate,
+from privtext.claims.inference import (bootstrap_weights, crossed_estimate, holm, missing_estimate, seeds_estimate,
                                 weighted_mean)
-from privtext.verdicts import ACCURACY_MARGIN, Reading, judge, paper_reading
+from privtext.claims.verdicts import ACCURACY_MARGIN, Reading, judge, paper_reading
 
 SEEDS = (10, 20, 30, 40, 50)
 N_TEST = 400
@@ -150,7 +150,7 @@ def test_holm_on_hand_cases() -> None:
 def test_each_reading_judges_intervals_by_its_region(reading, inside, outside, opposite) -> None:
     def at(low: float, high: float):
         mean, se = (low + high) / 2, (high - low) / 2 / 1.959963984540054
-        from privtext.inference import Estimate
+        from privtext.claims.inference import Estimate
 
         return Estimate(mean, se, math.inf, low, high, 5, {}, se**2, 0.0)
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from privtext import mdl
+from privtext.measures import mdl
 
 
 def _separable(n: int, n_classes: int, seed: int = 0):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from privtext import methods as method_registry
-from privtext.config import ConfigError, load_config, load_schema
-from privtext.grid import RUN_DIR, GridPoint, study_points
+from privtext.plan.config import ConfigError, load_config, load_schema
+from privtext.plan.grid import RUN_DIR, GridPoint, study_points
 from privtext.methods import METHODS, build_method
 from privtext.methods.spec import FEDERATE_FAMILY, GRID_PARAMS, MethodSpec
 
@@ -28,7 +28,7 @@ def test_schema_takes_method_ids_and_keys_from_the_registry():
 def test_every_grid_parameter_of_every_method_is_declared_once_with_a_label():
     for spec in METHODS.values():
         assert set(spec.grid_params) <= set(GRID_PARAMS)
-    from privtext.artefacts.common import PARAM_COLUMNS, PARAM_TEXT
+    from privtext.report.artefacts.common import PARAM_COLUMNS, PARAM_TEXT
 
     assert set(PARAM_TEXT) == set(PARAM_COLUMNS) == {f"param_{p}" for p in GRID_PARAMS}
 

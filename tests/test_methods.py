@@ -12,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
 from privtext.methods.inlp_model import inlp_projection, nullspace_projection
-from privtext.nn import lambda_schedule
-from privtext.training import (PLATEAU_TOLERANCE, PLATEAU_WINDOW, TaskClassifier, TensorSplit, TrainingSettings,
+from privtext.training.nn import lambda_schedule
+from privtext.training.loop import (PLATEAU_TOLERANCE, PLATEAU_WINDOW, TaskClassifier, TensorSplit, TrainingSettings,
                                converged, train)
 
 torch.set_num_threads(1)

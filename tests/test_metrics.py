@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privtext import metrics
+from privtext.measures import metrics
 
 
 def test_demographic_privacy_is_one_minus_mean_attacker_accuracy():

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from privtext.nn import Dropout, GradientReversal, MLPEnsemble, constant_lambda, lambda_schedule, mlp
+from privtext.training.nn import Dropout, GradientReversal, MLPEnsemble, constant_lambda, lambda_schedule, mlp
 
 torch.set_num_threads(1)
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from privtext.optim import Adam
+from privtext.standins.optim import Adam
 
 
 def _train(make_optimizer, steps: int = 25) -> list[torch.Tensor]:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from privtext.parquet import read_columns, write_columns
+from privtext.standins.parquet import read_columns, write_columns
 
 
 def test_columns_round_trip_with_their_values_and_dtypes(tmp_path) -> None:
@@ -70,7 +70,7 @@ def test_reading_and_writing_import_no_pandas(tmp_path) -> None:
     code = f"""
 import sys
 import numpy as np
-from privtext.parquet import read_columns, write_columns
+from privtext.standins.parquet import read_columns, write_columns
 path = {str(tmp_path / 't.parquet')!r}
 write_columns(path, {{"id": np.array(["a", "b"], dtype=object), "y": np.array([1, 0])}})
 assert read_columns(path, ["id", "y"])["id"].tolist() == ["a", "b"]

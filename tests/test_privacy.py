@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from privtext.privacy import (
+from privtext.privacy.layers import (
     LAYERS, PrivacyLayer, l1_normalise, laplace_noise, minmax_normalise, noise_scale, sensitivity,
 )
 
@@ -195,7 +195,7 @@ def test_cape_code_layer_adds_the_same_vector_to_every_example_and_pass() -> Non
 
 @pytest.mark.parametrize("kind", ["minmax_dpnr_code", "minmax_cape_code"])
 def test_the_reference_code_layers_are_accounted_as_not_dp(kind: str) -> None:
-    from privtext.accounting import epsilon_accounting
+    from privtext.privacy.accounting import epsilon_accounting
 
     record = epsilon_accounting(kind, 0.05, 384)
     assert record["differentially_private"] is False and math.isinf(record["epsilon_effective"])

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privtext.aggregate import measures_table, runs_table
-from privtext.config import load_config
+from privtext.report.aggregate import measures_table, runs_table
+from privtext.plan.config import load_config
 from privtext.data import Quarantine, get_builder, write_dataset
-from privtext.grid import GridPoint
-from privtext.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point
-from privtext.train_job import run_grid_point
+from privtext.plan.grid import GridPoint
+from privtext.jobs.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point
+from privtext.jobs.train_job import run_grid_point
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
 def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tmp_path):
     import numpy as np
 
-    from privtext.attack_cache import attack_key, publish, store
+    from privtext.jobs.attack_cache import attack_key, publish, store
 
     for split in ("train", "dev", "test"):
         np.save(tmp_path / f"released_{split}.npy", np.ones((3, 2), dtype=np.float32))
@@ -105,7 +105,7 @@ def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tm
 
 def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_pandas_nor_dynamo(demo_point, tmp_path):
     """The fixed cost of every train job (issue 12): the job, attackers included, never loads scikit-learn and
-    scipy (~0.6 s), pandas (~0.5 s; Parquet goes through privtext.parquet) or torch._dynamo (~0.7 s)."""
+    scipy (~0.6 s), pandas (~0.5 s; Parquet goes through privtext.standins.parquet) or torch._dynamo (~0.7 s)."""
     import subprocess
     import sys
 
@@ -113,9 +113,9 @@ def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_panda
     job = f"""
 import sys
 from pathlib import Path
-from privtext.grid import GridPoint
-from privtext.runs import TrainJob
-from privtext.train_job import run_grid_point
+from privtext.plan.grid import GridPoint
+from privtext.jobs.runs import TrainJob
+from privtext.jobs.train_job import run_grid_point
 run_grid_point(GridPoint.of("demo", "bow", "federate", {{"epsilon": 2.0, "lambda": 1.0}}, seed=5),
                TrainJob(data_dir=Path({str(root / 'data')!r}), features={ {s: str(p) for s, p in features.items()}!r},
                         out_dir=Path({str(tmp_path)!r}), settings={{"epochs": 2}},

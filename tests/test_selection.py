@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from privtext.selection import paired_test, select, select_settings, summarise_over_seeds
+from privtext.measures.selection import paired_test, select, select_settings, summarise_over_seeds
 
 SELECT = dict(group_by=["method"], param_cols=["lam"], dev_accuracy="dev_accuracy", dev_fairness="dev_gap")
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_snakemake
-from privtext.config import load_config
+from privtext.plan.config import load_config
 from privtext.data import DatasetError, Quarantine, get_builder
 from privtext.data.common import manifest_sha256
 from privtext.data.sources import TP_UK, TP_US

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from privtext.word_dropout import apply_word_dropout
+from privtext.encoding.word_dropout import apply_word_dropout
 
 TEN_WORDS = "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9"
 
@@ -97,7 +97,7 @@ def test_masking_keeps_whitespace_and_empty_mask_token_deletes():
 
 def test_masks_do_not_depend_on_python_hash_seed():
     code = (
-        "from privtext.word_dropout import apply_word_dropout;"
+        "from privtext.encoding.word_dropout import apply_word_dropout;"
         f"print(apply_word_dropout([{TEN_WORDS!r}] * 3, ['a', 'b', 'c'], 0.5, 10)[0])"
     )
     outputs = {

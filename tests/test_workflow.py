@@ -143,7 +143,7 @@ def test_planning_the_default_workflow_imports_neither_torch_nor_matplotlib(tmp_
     result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-    assert "privtext.grid" in imported and "snakemake" in imported  # the check sees the parsing process
+    assert "privtext.plan.grid" in imported and "snakemake" in imported  # the check sees the parsing process
     for heavy in ("torch", "matplotlib", "sklearn"):  # (Snakemake itself imports pandas)
         assert heavy not in imported, f"parsing the Snakefile imported {heavy}"
     assert "Job stats:" in result.stdout
@@ -159,7 +159,7 @@ def _numbers(attack: dict) -> dict:
 
 
 def test_attacks_computed_in_the_train_job_equal_a_fresh_attack_job(finished_grid, tmp_path):
-    from privtext.runs import attack_grid_point
+    from privtext.jobs.runs import attack_grid_point
 
     run = finished_grid / "results/runs/demo/minilm/federate/mu~0/epsilon~0.5/lambda~1/seed~10"
     published = json.loads((run / "attack.json").read_text())

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privtext.artefacts import build_artefact
-from privtext.logs import setup_logging
+from privtext.report.artefacts import build_artefact
+from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 measures = pd.concat(

@@ -1,18 +1,18 @@
 """Fresh attackers on the released representations of one finished grid point: publish the result the train
-job computed for exactly these settings and releases, or attack afresh (privtext.attack_cache)."""
+job computed for exactly these settings and releases, or attack afresh (privtext.jobs.attack_cache)."""
 
 from pathlib import Path
 
-from privtext.attack_cache import attack_key, publish
-from privtext.logs import finish_job, setup_logging
+from privtext.jobs.attack_cache import attack_key, publish
+from privtext.runtime.logs import finish_job, setup_logging
 
 setup_logging(snakemake.log[0])
 run_dir = Path(snakemake.input.released_train).parent
 seed = int(snakemake.wildcards.seed)
 key = attack_key(run_dir, attackers=snakemake.params.attackers, seed=seed, max_train=snakemake.params.max_train)
 if not publish(run_dir, snakemake.output[0], key):
-    from privtext.allocator import keep_freed_memory
-    from privtext.runs import attack_grid_point
+    from privtext.standins.allocator import keep_freed_memory
+    from privtext.jobs.runs import attack_grid_point
 
     keep_freed_memory()
 

@@ -4,7 +4,7 @@ import logging
 from pathlib import Path
 
 from privtext.data import Quarantine, get_builder, write_dataset
-from privtext.logs import setup_logging
+from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 logging.getLogger("gensim").setLevel(logging.WARNING)  # gensim logs every LDA chunk at INFO

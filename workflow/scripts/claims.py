@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from privtext.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
-from privtext.claims import claims_table, paper_readings
-from privtext.claims_evidence import ExampleEvidence
-from privtext.claims_report import write_claims_table, write_verdict_figure
-from privtext.logs import finish_job, setup_logging
+from privtext.report.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
+from privtext.claims.table import claims_table, paper_readings
+from privtext.claims.evidence import ExampleEvidence
+from privtext.claims.report import write_claims_table, write_verdict_figure
+from privtext.runtime.logs import finish_job, setup_logging
 
 setup_logging(snakemake.log[0])
 measures = pd.concat(

@@ -3,7 +3,7 @@
 import logging
 
 from privtext.data.sources import download
-from privtext.logs import setup_logging
+from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 record = download(snakemake.params.relpath, snakemake.output[0], allowed=snakemake.params.allowed)

@@ -4,8 +4,8 @@ import json
 import logging
 from pathlib import Path
 
-from privtext.embedding import embed_dataset
-from privtext.logs import finish_job, setup_logging
+from privtext.encoding.embedding import embed_dataset
+from privtext.runtime.logs import finish_job, setup_logging
 
 setup_logging(snakemake.log[0])
 meta = embed_dataset(

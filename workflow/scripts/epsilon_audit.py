@@ -2,10 +2,10 @@
 
 import logging
 
-from privtext.audit import run_audit
-from privtext.audit_report import write_audit_figure, write_audit_table
-from privtext.logs import finish_job, setup_logging
-from privtext.threads import limited_threads
+from privtext.privacy.audit import run_audit
+from privtext.report.audit_report import write_audit_figure, write_audit_table
+from privtext.runtime.logs import finish_job, setup_logging
+from privtext.runtime.threads import limited_threads
 
 setup_logging(snakemake.log[0])
 settings = snakemake.params.audit
@@ -13,7 +13,7 @@ with limited_threads(snakemake.threads):
     table = run_audit(
         settings["mechanisms"], settings["epsilons"], settings["dims"], settings["samples"], seed=settings["seed"],
         confidence=settings["confidence"], logistic_samples=settings["logistic_samples"],
-        progress=logging.getLogger("privtext.audit").info,
+        progress=logging.getLogger("privtext.privacy.audit").info,
     )
 write_audit_table(table, snakemake.output.table_csv.rsplit(".", 1)[0])
 write_audit_figure(table, snakemake.output.figure_png.rsplit(".", 1)[0])

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from privtext.logs import finish_job, setup_logging
-from privtext.runs import fairness_grid_point
+from privtext.runtime.logs import finish_job, setup_logging
+from privtext.jobs.runs import fairness_grid_point
 
 setup_logging(snakemake.log[0])
 fairness_grid_point(

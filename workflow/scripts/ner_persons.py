@@ -9,7 +9,7 @@ from pathlib import Path
 from privtext.data import Quarantine
 from privtext.data.ag import read_ag_documents
 from privtext.data.ner import person_mentions
-from privtext.logs import setup_logging
+from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 inputs = {role: Path(path) for role, path in snakemake.input.items() if role in ("newsspace", "csv_train", "csv_test")}

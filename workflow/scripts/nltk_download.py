@@ -1,7 +1,7 @@
 """Download a missing NLTK model into the configured nltk_data folder."""
 
-from privtext.logs import setup_logging
-from privtext.nlp_resources import NLTK_NER_RESOURCES, download_nltk
+from privtext.runtime.logs import setup_logging
+from privtext.data.nlp_resources import NLTK_NER_RESOURCES, download_nltk
 
 setup_logging(snakemake.log[0])
 package = {path: name for name, path in NLTK_NER_RESOURCES.items()}[snakemake.wildcards.nltk_resource_path]

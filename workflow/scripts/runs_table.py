@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from privtext.aggregate import runs_table
-from privtext.logs import setup_logging
+from privtext.report.aggregate import runs_table
+from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 table = runs_table([Path(p).parent for p in snakemake.input.metrics])

@@ -3,11 +3,11 @@ segment `{encoder}+finetune`); write model, releases, predictions, metrics."""
 
 from pathlib import Path
 
-from privtext.allocator import keep_freed_memory
-from privtext.grid import GridPoint
-from privtext.logs import finish_job, setup_logging
-from privtext.runs import SPLITS, TrainJob
-from privtext.train_job import run_grid_point
+from privtext.standins.allocator import keep_freed_memory
+from privtext.plan.grid import GridPoint
+from privtext.runtime.logs import finish_job, setup_logging
+from privtext.jobs.runs import SPLITS, TrainJob
+from privtext.jobs.train_job import run_grid_point
 
 setup_logging(snakemake.log[0])
 keep_freed_memory()  # a training loop's arrays are reused, not faulted in again every step
@@ -21,7 +21,7 @@ run_grid_point(point, TrainJob(
     threads=snakemake.threads,
     device=snakemake.config["train"]["device"],  # not a param: a new device reruns nothing
     # Attack here, in the process that has everything loaded; the attack job publishes the result. Not a
-    # param either: a change of attack.* reruns only the attack jobs (privtext.attack_cache).
+    # param either: a change of attack.* reruns only the attack jobs (privtext.jobs.attack_cache).
     attack=snakemake.config["attack"] if snakemake.config["attack"]["in_train_job"] else None,
 ))
 finish_job()

@@ -20,7 +20,7 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from privtext.data import SPLITS, read_meta
-from privtext.provenance import sha256_bytes, sha256_file
+from privtext.runtime.provenance import sha256_bytes, sha256_file
 
 ATTRIBUTE_KINDS = ("demographic", "entity")
 

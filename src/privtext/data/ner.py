@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from privtext.nlp_resources import NLTK_NER_RESOURCES, ResourceError, load_spacy, use_nltk_data
+from privtext.data.nlp_resources import NLTK_NER_RESOURCES, ResourceError, load_spacy, use_nltk_data
 
 NER_BACKENDS = ("nltk", "spacy")
 SPACY_BATCH_SIZE = 256

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from privtext.provenance import sha256_bytes
+from privtext.runtime.provenance import sha256_bytes
 
 TP_US = "trustpilot/united_states.auto-adjusted_gender.geocoded.jsonl"
 TP_UK = "trustpilot/united_kingdom.auto-adjusted_gender.NUTS-regions.jsonl"

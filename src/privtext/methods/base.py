@@ -18,14 +18,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from privtext.devices import resolve_device
-from privtext.nn import (
+from privtext.runtime.devices import resolve_device
+from privtext.training.nn import (
     ACTIVATIONS, LAMBDA_SCHEDULES, Dropout, GradientReversal, MLPEnsemble, make_activation, mlp,
 )
 from privtext.methods.spec import TRAINING_RULE, MethodSpec
-from privtext.privacy import LAYERS, PrivacyLayer, noise_scale
-from privtext.threads import limited_threads
-from privtext.training import TensorSplit, TrainingSettings, batched_apply, train
+from privtext.privacy.layers import LAYERS, PrivacyLayer, noise_scale
+from privtext.runtime.threads import limited_threads
+from privtext.training.loop import TensorSplit, TrainingSettings, batched_apply, train
 
 @dataclass
 class Split:

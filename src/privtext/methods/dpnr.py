@@ -1,7 +1,7 @@
 """DPNR (Lyu, He & Li 2020): representation tanh(Linear(h)) (the BERT pooler's form), dropout 0.1,
 per-example min-max normalisation, Laplace noise on every coordinate in training and inference (robust
 training, §3.3), and a linear classifier. Word dropout μ acts on the text before encoding; it is not a
-parameter here (the pipeline extracts features per μ and passes μ to :mod:`privtext.accounting`).
+parameter here (the pipeline extracts features per μ and passes μ to :mod:`privtext.privacy.accounting`).
 
 ``layer`` defaults to ``minmax`` with Lap(1/ε), as published, which is (D·ε)-DP, not ε-DP; use
 ``minmax_calibrated`` (Lap(D/ε)) or ``l1`` for an honest ε. ε defaults to 0.05 (DPNR's default, §4); with

@@ -9,8 +9,8 @@ import torch
 from sklearn.linear_model import LogisticRegression
 
 from privtext.methods.base import NeuralMethod, Split, as_features, seed_streams, torch_session
-from privtext.nn import mlp
-from privtext.training import TaskClassifier, TensorSplit, batched_apply, train
+from privtext.training.nn import mlp
+from privtext.training.loop import TaskClassifier, TensorSplit, batched_apply, train
 
 
 def nullspace_projection(rows: np.ndarray, dim: int) -> np.ndarray:

@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-# The training rule every neural method follows (privtext.training.TrainingSettings, docs/methods.md): at least
+# The training rule every neural method follows (privtext.training.loop.TrainingSettings, docs/methods.md): at least
 # 50 optimiser steps an epoch on the rows a run sees (the batch shrinks to fit), no early stop before 10
 # epochs, and a run whose dev accuracy still rises after the paper's epochs trains on, up to 3 times as many.
 # A method may override any of them like any hyper-parameter.
@@ -59,7 +59,7 @@ GRID_PARAMS: dict[str, GridParam] = {p.name: p for p in (
 # mu acts on the text before encoding, so every method accepts it; 0 leaves the text unchanged.
 WORD_DROPOUT = "mu"
 WORD_DROPOUT_DEFAULT = 0
-# End-to-end fine-tuning of the text encoder with the method's head (DPNR Algorithm 1; privtext.finetune).
+# End-to-end fine-tuning of the text encoder with the method's head (DPNR Algorithm 1; privtext.jobs.finetune).
 # A switch of the shared architecture's methods, not a hyper-parameter of the head: a study lists
 # ``finetune: [true]`` (or ``[false, true]``) per method, ``methods.<m>.finetune: true`` makes it the default.
 # It lives in the run folder's encoder segment (``minilm+finetune``), never in ``params``, so frozen points keep

@@ -1,0 +1,1 @@
+"""Fresh attackers trained on released representations (docs/methods.md, "Threat model")."""

@@ -1,0 +1,324 @@
+"""One grid point end to end, on files: train a method on frozen features, release, attack.
+
+The workflow scripts are one call each into this module, so the whole job is testable without Snakemake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+# torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
+# which is a third of its run time (benchmarks/orchestration.py).
+from privtext.data import SPLITS, read_meta
+from privtext.plan.grid import GridPoint
+from privtext.measures.metrics import main_task_metrics
+from privtext.standins.parquet import read_columns, write_columns
+from privtext.runtime.provenance import versions
+from privtext.data.sampling import seeded_rows
+
+log = logging.getLogger(__name__)
+
+
+def load_split(data_dir: str | Path, split: str, features: str | Path, attributes: Sequence[str]):
+    """Features from ``features`` (.npy) with labels ``y`` and ``z_*`` from the dataset's parquet."""
+    from privtext.methods.base import Split
+
+    named, Z = _label_columns(data_dir, split, attributes, "id", "y")
+    X = np.load(features, allow_pickle=False)
+    if len(X) != len(named["y"]):
+        raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(named['y'])}; "
+                         "rebuild the embeddings")
+    return Split(X=X.astype(np.float32, copy=False), y=named["y"].astype(np.int64, copy=False), Z=Z), named["id"]
+
+
+def _label_columns(data_dir: str | Path, split: str, attributes: Sequence[str],
+                   *names: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The columns ``names`` of a split's parquet, and each private attribute's labels (int64), in one read."""
+    columns = read_columns(Path(data_dir) / f"{split}.parquet", [*names, *[f"z_{a}" for a in attributes]])
+    return {n: columns[n] for n in names}, {a: columns[f"z_{a}"].astype(np.int64, copy=False) for a in attributes}
+
+
+def _capped(split, cap: int | None, seed: int):
+    """A seeded sample of at most ``cap`` training examples (dev/test are never capped)."""
+    from privtext.methods.base import Split
+
+    if cap is None or len(split.y) <= cap:
+        return split
+    keep = seeded_rows(len(split.y), cap, seed)
+    return Split(X=split.X[keep], y=split.y[keep], Z={a: z[keep] for a, z in split.Z.items()})
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """How one grid point's train job runs: its files, and what the config sets that the point's folder does
+    not carry (the point itself, a :class:`~privtext.plan.grid.GridPoint`, says method, parameters, μ and seed).
+
+    ``settings`` are the config's overrides of the method's paper defaults (for a fine-tuned point also, under
+    ``finetune``, the encoder and its training). ``features`` are the frozen features per split (None for a
+    fine-tuned point, which reads text). ``device`` (``auto``, ``cpu``, ``cuda``) is where it trains. With
+    ``attack`` (the config's ``attack`` block) the fresh attackers run in the train job too, on the files
+    just written, and their result is left for the attack job to publish (:mod:`privtext.jobs.attack_cache`)."""
+
+    data_dir: str | Path
+    out_dir: str | Path
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    features: Mapping[str, str | Path] | None = None
+    max_train: int | None = None
+    threads: int = 1
+    device: str = "auto"
+    attack: Mapping[str, Any] | None = None
+
+
+def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
+    """Fit the point's method on frozen features; the point's grid values win over ``job.settings``, and
+    ``metrics.json`` records every resolved hyper-parameter."""
+    from safetensors.torch import save_file
+
+    from privtext.runtime.devices import resolve_device
+    from privtext.methods import build_method, get_spec
+
+    if job.features is None:
+        raise ValueError(f"{point.run_dir} trains on frozen features, but its job names none")
+    hyperparameters = get_spec(point.method).resolve(job.settings, point.grid_values)
+
+    started = time.perf_counter()
+    meta = read_meta(job.data_dir)
+    attributes = list(meta["private_attributes"])
+    loaded = {split: load_split(job.data_dir, split, job.features[split], attributes) for split in SPLITS}
+    splits = {split: pair[0] for split, pair in loaded.items()}
+    train = _capped(splits["train"], job.max_train, point.seed)
+    model = build_method(
+        point.method,
+        hyperparameters,
+        input_dim=train.X.shape[1],
+        n_classes=len(meta["label_names"]),
+        attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
+        seed=point.seed,
+        threads=job.threads,
+        device=resolve_device(job.device),
+    )
+    history = model.fit(train, splits["dev"])
+    out_dir = Path(job.out_dir)
+    metrics = write_release(model, {s: splits[s].X for s in SPLITS}, {s: splits[s].y for s in SPLITS},
+                            {s: loaded[s][1] for s in SPLITS}, out_dir)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(out_dir / "model.safetensors"))
+    result = point_record(point, job, meta=meta, model=model, hyperparameters=hyperparameters, metrics=metrics,
+                          n_train=len(train.y), n_train_available=len(splits["train"].y), history=history,
+                          started=started)
+    write_point_record(point, job, meta, result)
+    return result
+
+
+def point_record(point: GridPoint, job: TrainJob, *, meta: Mapping[str, Any], model: Any,
+                 hyperparameters: Mapping[str, Any], metrics: Mapping[str, Any], n_train: int,
+                 n_train_available: int, history: Mapping[str, Any], started: float,
+                 **extra: Any) -> dict[str, Any]:
+    """What ``metrics.json`` records of a trained grid point, frozen or fine-tuned (``extra`` adds what only
+    one kind has, after the training history)."""
+    from privtext.runtime.devices import device_record
+
+    layer = model.privacy_layer
+    return {
+        "dataset": meta["dataset"],
+        "method": point.method,
+        "finetune": point.finetune,
+        "params": {"mu": point.mu, **point.grid_values},
+        "settings": dict(job.settings),
+        "hyperparameters": dict(hyperparameters),
+        "seed": point.seed,
+        "privacy_layer": layer[0] if layer else None,
+        "representation_dim": model.representation_dim,
+        **privacy_record(model, point.mu),
+        "dev": metrics["dev"],
+        "test": metrics["test"],
+        "n_train": int(n_train),
+        "n_train_available": int(n_train_available),
+        "max_train": job.max_train,
+        "history": dict(history),
+        **extra,
+        "seconds": round(time.perf_counter() - started, 3),
+        "threads": job.threads,
+        **device_record(job.device, model.device),
+        "data_split_manifest_sha256": meta["split_manifest_sha256"],
+        "versions": versions(),
+        "encoder": point.encoder,
+        "run_dir": str(job.out_dir),
+    }
+
+
+def write_point_record(point: GridPoint, job: TrainJob, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    """Write ``metrics.json`` (the file that marks a point trained) and, if the job says so, attack it here."""
+    out_dir = Path(job.out_dir)
+    (out_dir / "metrics.json").write_text(json_text(record))
+    log.info("%s: dev acc %.4f, test acc %.4f, %.1f s", point.run_dir, record["dev"]["accuracy"],
+             record["test"]["accuracy"], record["seconds"])
+    if job.attack and job.attack.get("attackers"):
+        attack_in_train_job(meta, Path(job.data_dir), out_dir, job.attack, point.seed, job.threads)
+
+
+def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray], ids: Mapping[str, np.ndarray],
+                  out_dir: Path) -> dict[str, dict[str, Any]]:
+    """What every trained point writes from its fitted model and its features per split: the released
+    representations of every split (fresh noise), the server's predictions on dev and test
+    (``predictions.parquet``); returns the main-task metrics of dev and test."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scored = ("dev", "test")
+    y_pred = {split: model.predict(X[split]) for split in scored}
+    metrics = {split: main_task_metrics(y[split], y_pred[split]) for split in scored}
+    for split in SPLITS:
+        np.save(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32), allow_pickle=False)
+    write_columns(out_dir / "predictions.parquet", {
+        "id": np.concatenate([ids[split] for split in scored]),
+        "split": np.concatenate([np.full(len(y_pred[split]), split, dtype=object) for split in scored]),
+        "y_true": np.concatenate([y[split] for split in scored]),
+        "y_pred": np.concatenate([y_pred[split] for split in scored]),
+    })
+    return metrics
+
+
+def privacy_record(model: Any, mu: float) -> dict[str, Any]:
+    """``epsilon_nominal``/``epsilon_effective`` of a fitted model (word dropout μ included)."""
+    from privtext.privacy.accounting import epsilon_accounting
+
+    layer = model.privacy_layer
+    privacy = epsilon_accounting(layer[0] if layer else None, layer[1] if layer else None, model.representation_dim, mu)
+    # Strict JSON has no Infinity: a method without a privacy layer gives no guarantee, written as null.
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in privacy.items()}
+
+
+def attack_grid_point(
+    *,
+    data_dir: str | Path,
+    run_dir: str | Path,
+    out_path: str | Path,
+    attackers: Sequence[str],
+    seed: int,
+    max_train: int | None,
+    threads: int = 1,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """Train fresh attackers on the released representations of a finished grid point; write attack.json.
+
+    ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
+    result = _attack(read_meta(data_dir), Path(data_dir), Path(run_dir), attackers, seed, max_train, threads, device)
+    Path(out_path).write_text(json_text(result))
+    return result
+
+
+def _attack(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: Sequence[str], seed: int,
+            max_train: int | None, threads: int, device: str) -> dict[str, Any]:
+    from privtext.attack.attackers import run_attacks
+    from privtext.runtime.devices import device_record, resolve_device
+
+    started = time.perf_counter()
+    attributes = list(meta["private_attributes"])
+    released = {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
+    Z = {split: _private_labels(data_dir, split, attributes) for split in SPLITS}
+    used = resolve_device(device)
+    result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
+                         threads=threads, device=used)
+    for attacker in result["attackers"].values():  # value index -> the dataset's value name
+        for attribute, scores in attacker["attributes"].items():
+            names = meta["private_attributes"][attribute]
+            scores["accuracy_per_value"] = {
+                names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
+    return {**result, "seed": seed, **device_record(device, used), "seconds": round(time.perf_counter() - started, 3),
+            "versions": versions()}
+
+
+def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
+                         seed: int, threads: int) -> None:
+    from privtext.jobs.attack_cache import attack_key, store
+
+    key = attack_key(run_dir, attackers=attack["attackers"], seed=seed, max_train=attack.get("max_train"))
+    result = _attack(meta, data_dir, run_dir, attack["attackers"], seed, attack.get("max_train"), threads,
+                     attack.get("device", "auto"))
+    store(run_dir, key, json_text({**result, "computed_in": "train job"}))
+
+
+def json_text(record: Mapping[str, Any]) -> str:
+    """A job's JSON record as written to its file (numpy scalars and arrays as plain numbers and lists)."""
+    return json.dumps(record, indent=2, default=json_default) + "\n"
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _private_labels(data_dir: Path, split: str, attributes: Sequence[str]) -> dict[str, np.ndarray]:
+    return _label_columns(data_dir, split, attributes)[1]
+
+
+def fairness_grid_point(*, data_dir: str | Path, run_dir: str | Path, out_path: str | Path) -> dict[str, Any]:
+    """Main-task fairness per private attribute on dev (for selection) and test (for reporting)."""
+    from privtext.measures.fairness import fairness_report
+
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    meta = read_meta(data_dir)
+    predictions = read_columns(Path(run_dir) / "predictions.parquet", ["id", "split", "y_true", "y_pred"])
+    result: dict[str, Any] = {}
+    for split in ("dev", "test"):
+        rows = predictions["split"] == split
+        named, Z = _label_columns(data_dir, split, list(meta["private_attributes"]), "id")
+        if not np.array_equal(predictions["id"][rows], named["id"]):
+            raise ValueError(f"{run_dir}/predictions.parquet does not follow {data_dir}/{split}.parquet; retrain")
+        result[split] = fairness_report(
+            predictions["y_true"][rows],
+            predictions["y_pred"][rows],
+            Z,
+            meta["attribute_kinds"],
+            label_names=meta["label_names"],
+            value_names=meta["private_attributes"],
+        )
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    Path(out_path).write_text(json_text(result))
+    return result
+
+
+def mdl_grid_point(
+    *,
+    data_dir: str | Path,
+    run_dir: str | Path,
+    out_path: str | Path,
+    split: str,
+    max_examples: int | None,
+    probe: str,
+    seed: int,
+) -> dict[str, Any]:
+    """MDL online code length of every private attribute given the released representations (docs/methods.md, "Measures")."""
+    from privtext.measures.mdl import online_code_length
+
+    started = time.perf_counter()
+    data_dir = Path(data_dir)
+    meta = read_meta(data_dir)
+    X = np.load(Path(run_dir) / f"released_{split}.npy", allow_pickle=False)
+    Z = _private_labels(data_dir, split, list(meta["private_attributes"]))
+    rows = seeded_rows(len(X), max_examples, seed)
+    attributes = {}
+    for attribute, values in meta["private_attributes"].items():
+        code = online_code_length(X[rows], Z[attribute][rows], n_classes=len(values), seed=seed, probe=probe)
+        attributes[attribute] = {k: v for k, v in code.items() if k != "blocks"} | {"blocks": code["blocks"]}
+    result = {
+        "split": split,
+        "n": int(len(rows)),
+        "max_examples": max_examples,
+        "probe": probe,
+        "seed": seed,
+        "attributes": attributes,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    Path(out_path).write_text(json_text(result))
+    return result

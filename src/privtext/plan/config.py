@@ -1,0 +1,199 @@
+"""Configuration loading and the cross-field checks JSON Schema cannot express.
+
+The Snakefile (``rules/common.smk``) and :func:`load_config` both call :func:`validate_config`: the JSON Schema
+(with its defaults filled in) and then the cross-field checks, before any job runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+SCHEMA_PATH = PROJECT_ROOT / "schemas" / "config.schema.yaml"
+DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the key."""
+
+
+def _validator_filling_defaults() -> type:
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": set_defaults})
+
+
+def load_schema() -> dict:
+    """The config schema, with dataset and method ids and each method's keys filled in from the registries
+    (one definition: a new method, grid parameter or dataset needs no schema edit)."""
+    return with_registries(yaml.safe_load(SCHEMA_PATH.read_text()))
+
+
+def with_registries(schema: dict) -> dict:
+    """Fill ``$defs.dataset_id`` from :data:`privtext.data.BUILDERS` (a dataset without an options block in
+    the schema gets an open one), and ``$defs.method_id``, each study's per-method grid lists and
+    ``methods`` (overrides) from :data:`privtext.methods.METHODS` and its specs' grid parameters."""
+    from privtext.data import BUILDERS
+    from privtext.methods import METHODS
+    from privtext.methods.spec import FINETUNE, GRID_PARAMS, WORD_DROPOUT
+
+    schema["$defs"]["dataset_id"] = {"enum": list(BUILDERS)}
+    for dataset in BUILDERS:
+        schema["properties"].setdefault(dataset, {
+            "description": f"Options of the {dataset} builder (not described in the schema).",
+            "type": "object", "default": {}})
+    schema["$defs"]["method_id"] = {"enum": list(METHODS)}
+    value_list = {"$ref": "#/$defs/value_list"}
+    study_methods = schema["$defs"]["study"]["properties"]["methods"]
+    study_methods["properties"] = {
+        name: {"type": "object", "additionalProperties": False, "properties": {
+            param: {**value_list, "items": dict(GRID_PARAMS[param].value_schema)}
+            for param in (WORD_DROPOUT, *spec.grid_params)}
+            | ({FINETUNE: {"type": "array", "minItems": 1, "items": {"type": "boolean"}}} if spec.finetunable else {})}
+        for name, spec in METHODS.items()
+    }
+    schema["properties"]["methods"]["properties"] = {
+        name: {"type": "object", "propertyNames": {"enum": spec.option_names},
+               "properties": {p: GRID_PARAMS[p].value_schema for p in spec.grid_params}
+               | ({FINETUNE: {"type": "boolean"}} if spec.finetunable else {})}
+        for name, spec in METHODS.items()
+    }
+    return schema
+
+
+_SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool, "null": type(None)}
+
+
+def _resolve(schema: dict, root: dict) -> dict:
+    while isinstance(schema, dict) and "$ref" in schema:
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema if isinstance(schema, dict) else {}
+
+
+def _types(schema: dict) -> set[str]:
+    declared = schema.get("type", [])
+    return {declared} if isinstance(declared, str) else set(declared)
+
+
+def _coerce(value: Any, schema: dict, root: dict) -> Any:
+    schema = _resolve(schema, root)
+    alternatives = [_resolve(s, root) for s in schema.get("oneOf", []) + schema.get("anyOf", [])]
+    if isinstance(value, str):
+        types = set().union(*(_types(s) for s in (schema, *alternatives)))
+        wanted = tuple(_SCALAR_TYPES[t] for t in types if t in _SCALAR_TYPES)
+        if not wanted or "string" in types:
+            return value
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+        is_bool_mismatch = isinstance(parsed, bool) and "boolean" not in types
+        return parsed if isinstance(parsed, wanted) and not is_bool_mismatch else value
+    for sub in alternatives:  # a container under oneOf/anyOf: use the alternative of its kind
+        if (sub.get("type") == "object") == isinstance(value, dict) and sub.get("type") in ("object", "array"):
+            schema = sub
+            break
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else None)
+            if sub is not None:
+                value[key] = _coerce(item, sub, root)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value[:] = [_coerce(item, schema["items"], root) for item in value]
+    return value
+
+
+def coerce_command_line_values(config: dict) -> dict:
+    """Turn strings into the numbers, booleans or nulls the schema asks for, in place.
+
+    Snakemake parses a nested ``--config key={a: 1}`` with YAML's BaseLoader, so every nested scalar arrives
+    as a string (``{'a': '1'}``); a top-level ``key=1`` is already an int. Strings stay strings wherever the
+    schema allows a string, so this never changes the meaning of a value read from a YAML file."""
+    schema = load_schema()
+    return _coerce(config, schema, schema)
+
+
+def validate_config(config: dict) -> dict:
+    """Validate ``config`` in place against the schema, fill defaults, then run :func:`check_config`."""
+    coerce_command_line_values(config)
+    validator = _validator_filling_defaults()(load_schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        key = ".".join(str(p) for p in error.absolute_path) or "<top level>"
+        raise ConfigError(f"invalid config key '{key}': {error.message}")
+    check_config(config)
+    return config
+
+
+# Config keys that name folders or files (raw_dir is inside the project by default, the others usually not).
+PATH_KEYS = ("raw_dir", "data_mirror", "nltk_data", "published_results")
+
+
+def canonical_path(path: str | Path, workdir: str | Path | None = None) -> str:
+    """One spelling per location: relative to ``workdir`` (default: the current folder) when inside it,
+    absolute otherwise. Snakemake compares input paths as written, so ``../shared/data`` and its absolute
+    form would otherwise count as a new set of inputs and rebuild every dataset."""
+    base = Path(workdir or os.getcwd()).resolve()
+    resolved = (base / Path(path).expanduser()).resolve()
+    try:
+        return str(resolved.relative_to(base))
+    except ValueError:
+        return str(resolved)
+
+
+def canonical_config_paths(config: dict[str, Any], workdir: str | Path | None = None) -> dict[str, Any]:
+    """Rewrite the path keys of ``config`` with :func:`canonical_path`, in place."""
+    for key in PATH_KEYS:
+        if config.get(key):
+            config[key] = canonical_path(config[key], workdir)
+    return config
+
+
+def load_config(path: str | Path = DEFAULT_CONFIG_PATH, overrides: dict | None = None) -> dict:
+    config = yaml.safe_load(Path(path).read_text()) or {}
+    config.update(copy.deepcopy(overrides or {}))
+    return validate_config(config)
+
+
+def _check_split(key: str, split: dict) -> None:
+    total = sum(split.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise ConfigError(
+            f"invalid config key '{key}': split ratios {split} sum to {total:g}, they must sum to 1"
+        )
+
+
+def check_config(config: dict[str, Any]) -> None:
+    """Checks beyond the schema: split ratios sum to 1 and given folders exist."""
+    for block_name, block in config.items():
+        if isinstance(block, dict) and isinstance(block.get("split"), dict):
+            _check_split(f"{block_name}.split", block["split"])
+    undefined = [name for name in config.get("run_studies", []) if name not in config.get("studies", {})]
+    if undefined:
+        raise ConfigError(
+            f"invalid config key 'run_studies': {undefined} not defined under 'studies' "
+            f"(defined: {sorted(config.get('studies', {}))})"
+        )
+    mirror = config.get("data_mirror")
+    if mirror and not Path(mirror).is_dir():
+        raise ConfigError(f"invalid config key 'data_mirror': folder '{mirror}' does not exist")

@@ -1,0 +1,343 @@
+"""Empirical ε audit (docs/audit.md, "How the audit works"): what ε can a distinguishing test prove from outside a mechanism?
+
+If a mechanism is ε-DP, no test seeing one output tells ``M(x)`` from ``M(x')`` with false-positive rate α
+and false-negative rate β such that ``ln((1 − β)/α) > ε`` or ``ln((1 − α)/β) > ε``. For each mechanism we
+take the worst-case adjacent pair of its normalisation, draw ``samples`` outputs of each input for a
+*calibration* half (fit the test, choose its threshold) and as many again for a *measurement* half (count α
+and β), bound α and β by one-sided Clopper–Pearson upper limits and report ``epsilon_lower`` = the largest
+ε those bounds prove. Two tests: the likelihood ratio (optimal, the noise law being known) and a logistic
+regression on the outputs (a generic learned test that does not use that knowledge).
+
+``l1``, ``minmax`` and ``minmax_calibrated`` are the project's layers, drawn through
+:class:`privtext.privacy.layers.PrivacyLayer` itself. ``dpnr_code``, ``cape_code`` and ``federate_code`` are the
+public reference code's layers (docs/methods.md, "The reference code's departures"), kept here only, as examples of what not to do. ``laplace`` is
+the textbook scalar Laplace mechanism (sensitivity 1), the audit's own calibration check.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from privtext.privacy.accounting import epsilon_accounting
+from privtext.privacy.layers import NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+
+TESTS = ("likelihood_ratio", "logistic_regression")
+COLUMNS = ["mechanism", "D", "epsilon_nominal", "epsilon_effective", "epsilon_lower", "samples", "test"]
+EXTRA_COLUMNS = ["alpha", "beta", "alpha_upper", "beta_upper", "epsilon_ceiling", "confidence", "seed"]
+CHUNK_ROWS = 10_000  # outputs drawn at once per input: 30 MB at D = 384 in float64
+
+Release = Callable[[np.ndarray, int], np.ndarray]  # (input vector, n) -> n outputs, shape (n, D)
+
+
+# --- the mechanisms ---------------------------------------------------------------------------------------
+
+def _tile(x: np.ndarray, n: int) -> torch.Tensor:
+    return torch.from_numpy(np.tile(x.astype(np.float64), (n, 1)))
+
+
+def _project_layer(kind: str) -> Callable[[float, int, NoiseGenerator], Release]:
+    """The layer exactly as the pipeline runs it (float64 so the audit is not about float32 rounding)."""
+    def build(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
+        layer = PrivacyLayer(kind, epsilon, dim, generator=generator)
+
+        def release(x: np.ndarray, n: int) -> np.ndarray:
+            with torch.no_grad():
+                return layer(_tile(x, n)).numpy()
+        return release
+    return build
+
+
+def dpnr_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
+    """What not to do (DPNR's code, noise of shape [batch, 1]): min-max, then ONE Lap(1/ε) scalar per example
+    added to every coordinate. The min of a min-max vector is 0, so ``o − min(o)`` gives the vector back
+    exactly: the release hides nothing (not DP at any ε)."""
+    def release(x: np.ndarray, n: int) -> np.ndarray:
+        shift = laplace_noise((n, 1), 1.0 / epsilon, generator, dtype=torch.float64)
+        return (minmax_normalise(_tile(x, n)) + shift).numpy()
+    return release
+
+
+def cape_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
+    """What not to do (CAPE's code): ONE Lap(1/ε) vector drawn when the model is built and added to every
+    example, so outputs are a deterministic function of the input (not DP at any ε)."""
+    constant = laplace_noise((1, dim), 1.0 / epsilon, generator, dtype=torch.float64)
+
+    def release(x: np.ndarray, n: int) -> np.ndarray:
+        return (minmax_normalise(_tile(x, n)) + constant).numpy()
+    return release
+
+
+def federate_code_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
+    """What not to do (FEDERATE's code): L2 normalisation with Lap(2/ε) noise. Unit-L2 vectors differ by up to
+    2√D in L1 (u vs −u), so the guarantee is √D·ε, not ε."""
+    def release(x: np.ndarray, n: int) -> np.ndarray:
+        v = _tile(x, n)
+        unit = v / v.norm(dim=-1, keepdim=True)
+        return (unit + laplace_noise(unit.shape, 2.0 / epsilon, generator, dtype=torch.float64)).numpy()
+    return release
+
+
+def laplace_release(epsilon: float, dim: int, generator: NoiseGenerator) -> Release:
+    """Textbook Laplace mechanism on a scalar of sensitivity 1: exactly ε-DP (the audit's calibration check)."""
+    def release(x: np.ndarray, n: int) -> np.ndarray:
+        return (_tile(x, n) + laplace_noise((n, 1), 1.0 / epsilon, generator, dtype=torch.float64)).numpy()
+    return release
+
+
+def minmax_pair(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """[0,1,…,1] vs [1,0,…,0]: fixed points of min-max, D apart in L1 (FEDERATE Appendix C)."""
+    a = np.ones(dim)
+    a[0] = 0.0
+    return a, 1.0 - a
+
+
+def l1_pair(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """e_1 vs −e_1: fixed points of L1 normalisation, 2 apart in L1."""
+    a = np.zeros(dim)
+    a[0] = 1.0
+    return a, -a
+
+
+def l2_pair(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """u vs −u with u = (1,…,1)/√D: fixed points of L2 normalisation, 2√D apart in L1."""
+    u = np.full(dim, 1.0 / math.sqrt(dim))
+    return u, -u
+
+
+def scalar_pair(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(1), np.ones(1)
+
+
+def _layer_effective(kind: str) -> Callable[[float, int], float]:
+    return lambda epsilon, dim: epsilon_accounting(kind, epsilon, dim)["epsilon_effective"]
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """How to build a mechanism, its worst-case pair and what it really guarantees.
+
+    ``statistic`` names the likelihood-ratio test: ``laplace`` (i.i.d. Laplace around the normalised input),
+    ``shared_shift`` (one scalar on every coordinate: undo it by subtracting the min) or ``fixed_offset``
+    (a constant the auditor learns from the calibration half)."""
+
+    build: Callable[[float, int, NoiseGenerator], Release]
+    pair: Callable[[int], tuple[np.ndarray, np.ndarray]]
+    scale: Callable[[float, int], float]
+    epsilon_effective: Callable[[float, int], float]
+    statistic: str = "laplace"
+    scalar: bool = False  # D is 1 whatever the config says
+
+
+MECHANISMS: dict[str, Mechanism] = {
+    "l1": Mechanism(_project_layer("l1"), l1_pair, lambda e, d: noise_scale("l1", e, d), _layer_effective("l1")),
+    "minmax": Mechanism(_project_layer("minmax"), minmax_pair, lambda e, d: noise_scale("minmax", e, d),
+                        _layer_effective("minmax")),
+    "minmax_calibrated": Mechanism(_project_layer("minmax_calibrated"), minmax_pair,
+                                   lambda e, d: noise_scale("minmax_calibrated", e, d),
+                                   _layer_effective("minmax_calibrated")),
+    # The scalar cannot mask [0,1,…,1] vs [1,0,…,0]: their difference is not along (1,…,1), and o − min(o)
+    # recovers the min-max vector exactly. Not DP at any ε (D·ε would need independent noise per coordinate).
+    "dpnr_code": Mechanism(dpnr_code_release, minmax_pair, lambda e, d: 1.0 / e, lambda e, d: math.inf,
+                           statistic="shared_shift"),
+    # Deterministic given the input: two inputs give two distinct points, ln(1/0) = ∞.
+    "cape_code": Mechanism(cape_code_release, minmax_pair, lambda e, d: 1.0 / e, lambda e, d: math.inf,
+                           statistic="fixed_offset"),
+    # Lap(2/ε) on a vector of L1 sensitivity 2√D: (2√D)/(2/ε) = √D·ε (docs/methods.md, "The reference code's departures").
+    "federate_code": Mechanism(federate_code_release, l2_pair, lambda e, d: 2.0 / e,
+                               lambda e, d: math.sqrt(d) * e),
+    "laplace": Mechanism(laplace_release, scalar_pair, lambda e, d: 1.0 / e, lambda e, d: e, scalar=True),
+}
+
+
+# --- bounds -----------------------------------------------------------------------------------------------
+
+def clopper_pearson_upper(errors: np.ndarray | int, n: int, confidence: float = 0.95) -> np.ndarray:
+    """One-sided Clopper–Pearson upper limit of a binomial rate (``errors`` out of ``n``); 0 errors give
+    1 − (1 − confidence)^(1/n), ``n`` errors give 1."""
+    errors = np.asarray(errors, dtype=float)
+    upper = stats.beta.ppf(confidence, errors + 1, np.maximum(n - errors, 1e-300))
+    return np.where(errors >= n, 1.0, upper)
+
+
+def epsilon_from_rates(alpha: np.ndarray | float, beta: np.ndarray | float) -> np.ndarray:
+    """The ε that error rates α (false positive) and β (false negative) prove: max of ln((1−β)/α) and
+    ln((1−α)/β), or 0 when the test does no better than chance."""
+    alpha, beta = np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        proved = np.fmax(np.log1p(-beta) - np.log(alpha), np.log1p(-alpha) - np.log(beta))
+    return np.fmax(proved, 0.0)
+
+
+def epsilon_lower_bound(false_positives: np.ndarray | int, false_negatives: np.ndarray | int, n: int,
+                        confidence: float = 0.95) -> np.ndarray:
+    """``epsilon_lower`` from error counts out of ``n`` outputs of each input, α and β replaced by their
+    Clopper–Pearson upper limits (each holds with ``confidence``, so both at once with ≥ 2·confidence − 1)."""
+    return epsilon_from_rates(clopper_pearson_upper(false_positives, n, confidence),
+                              clopper_pearson_upper(false_negatives, n, confidence))
+
+
+def epsilon_ceiling(n: int, confidence: float = 0.95) -> float:
+    """The largest ε ``n`` outputs per input can ever prove (a perfect test: no error at all)."""
+    return float(epsilon_lower_bound(0, 0, n, confidence))
+
+
+# --- tests and thresholds ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Threshold:
+    """Say "input b" when the statistic is > ``value`` (``strict``) or ≥ ``value``."""
+
+    value: float
+    strict: bool
+
+
+def _errors(stat_a: np.ndarray, stat_b: np.ndarray, values: np.ndarray, strict: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(false positives, false negatives) of thresholds ``values``; both statistics sorted ascending."""
+    side = "right" if strict else "left"
+    return len(stat_a) - np.searchsorted(stat_a, values, side), np.searchsorted(stat_b, values, side)
+
+
+def choose_threshold(stat_a: np.ndarray, stat_b: np.ndarray, confidence: float = 0.95) -> Threshold:
+    """The threshold maximising ``epsilon_lower`` on the calibration draws. Candidates are values of the first
+    half of the draws (dense in a's upper and b's lower tail, where a test with few errors must cut); errors
+    are counted on the second half, because a threshold at a counted sample's own extreme looks error-free
+    by construction."""
+    half = len(stat_a) // 2
+    source_a, source_b = stat_a[:half], stat_b[:half]
+    stat_a, stat_b = np.sort(stat_a[half:]), np.sort(stat_b[half:])
+    tail = np.geomspace(0.5 / half, 0.5, 400)
+    candidates = np.unique(np.concatenate([
+        np.quantile(source_a, 1.0 - tail, method="inverted_cdf"), np.quantile(source_b, tail, method="inverted_cdf"),
+        np.quantile(np.concatenate([source_a, source_b]), np.linspace(0.0, 1.0, 1001), method="inverted_cdf"),
+    ]))
+    best, best_epsilon = Threshold(float(candidates[0]), False), -1.0
+    for strict in (False, True):
+        epsilon = epsilon_lower_bound(*_errors(stat_a, stat_b, candidates, strict), len(stat_a), confidence)
+        i = int(np.argmax(epsilon))
+        if epsilon[i] > best_epsilon:
+            best, best_epsilon = Threshold(float(candidates[i]), strict), float(epsilon[i])
+    return best
+
+
+def measure(stat_a: np.ndarray, stat_b: np.ndarray, threshold: Threshold, confidence: float = 0.95) -> dict[str, float]:
+    """α, β of ``threshold`` on the measurement half, their upper limits and the ε they prove."""
+    n = len(stat_a)
+    false_pos, false_neg = _errors(np.sort(stat_a), np.sort(stat_b), np.array([threshold.value]), threshold.strict)
+    alpha_upper = float(clopper_pearson_upper(false_pos[0], n, confidence))
+    beta_upper = float(clopper_pearson_upper(false_neg[0], n, confidence))
+    return {"alpha": false_pos[0] / n, "beta": false_neg[0] / n, "alpha_upper": alpha_upper,
+            "beta_upper": beta_upper, "epsilon_lower": float(epsilon_from_rates(alpha_upper, beta_upper))}
+
+
+def likelihood_ratio(outputs: np.ndarray, centre_a: np.ndarray, centre_b: np.ndarray, scale: float,
+                     statistic: str = "laplace") -> np.ndarray:
+    """ln p_b(o)/p_a(o) for i.i.d. Laplace(``scale``) noise around the centres: Σ(|o − a| − |o − b|)/scale.
+
+    For ``shared_shift`` and ``fixed_offset`` the true ratio is ±∞ (the two inputs' outputs never coincide);
+    the same sum, after undoing the shared scalar, orders outputs as it does."""
+    if statistic == "shared_shift":
+        outputs = outputs - outputs.min(axis=1, keepdims=True)  # a min-max vector's min is 0
+    llr = (np.abs(outputs - centre_a) - np.abs(outputs - centre_b)).sum(axis=1) / scale
+    return np.round(llr, 9)  # the clipped Laplace ratio has atoms; rounding keeps them from splitting in ulps
+
+
+# --- running the audit ------------------------------------------------------------------------------------
+
+Scorer = Callable[[np.ndarray], np.ndarray]
+
+
+def _generator(seed: int, name: str, epsilon: float, dim: int) -> np.random.Generator:
+    """One stream per (mechanism, ε, D), whatever else is audited, so any row can be rerun alone; numpy's
+    PCG64, as :class:`~privtext.privacy.layers.PrivacyLayer` draws its noise, so the audit checks the sampler the
+    pipeline runs."""
+    entropy = [seed, zlib.crc32(name.encode()), dim, zlib.crc32(repr(float(epsilon)).encode())]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def _fit_tests(mechanism: Mechanism, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
+               scale: float, logistic_samples: int) -> dict[str, Scorer]:
+    """Both tests, fitted on the first calibration chunk; larger scores mean "input b"."""
+    centres = pair
+    if mechanism.statistic == "fixed_offset":  # the auditor learns the constant from the outputs it sees
+        centres = (np.median(first_a, axis=0), np.median(first_b, axis=0))
+    k = min(logistic_samples, len(first_a))
+    labels = np.repeat([0, 1], k)
+    logistic = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    logistic.fit(np.vstack([first_a[:k], first_b[:k]]), labels)
+    return {
+        "likelihood_ratio": lambda o: likelihood_ratio(o, *centres, scale, mechanism.statistic),
+        "logistic_regression": logistic.decision_function,
+    }
+
+
+def _chunks(samples: int) -> list[int]:
+    return [min(CHUNK_ROWS, samples - start) for start in range(0, samples, CHUNK_ROWS)]
+
+
+def _half(release: Release, pair: tuple[np.ndarray, np.ndarray], samples: int, tests: dict[str, Scorer],
+          first: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Scores of ``samples`` outputs of each input under every test, drawn in chunks (D = 384 would not fit
+    at once); ``first`` is an already-drawn first chunk (the one the tests were fitted on)."""
+    scores: tuple[dict, dict] = ({}, {})
+    for i, rows in enumerate(_chunks(samples)):
+        outputs = first if (i == 0 and first is not None) else (release(pair[0], rows), release(pair[1], rows))
+        for side, out in zip(scores, outputs):
+            for name, scorer in tests.items():
+                side.setdefault(name, []).append(scorer(out))
+    return tuple({name: np.concatenate(parts) for name, parts in side.items()} for side in scores)
+
+
+def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: int, confidence: float = 0.95,
+                    logistic_samples: int = 5000) -> list[dict]:
+    """One row per test for mechanism ``name`` at nominal ``epsilon`` and dimension ``dim``."""
+    mechanism = MECHANISMS[name]
+    dim = 1 if mechanism.scalar else dim
+    release = mechanism.build(epsilon, dim, _generator(seed, name, epsilon, dim))
+    pair = mechanism.pair(dim)
+    rows = min(CHUNK_ROWS, samples)
+    first = (release(pair[0], rows), release(pair[1], rows))
+    tests = _fit_tests(mechanism, *first, pair, mechanism.scale(epsilon, dim), logistic_samples)
+    calibration = _half(release, pair, samples, tests, first)
+    measurement = _half(release, pair, samples, tests)
+    records = []
+    for test in TESTS:
+        threshold = choose_threshold(calibration[0][test], calibration[1][test], confidence)
+        result = measure(measurement[0][test], measurement[1][test], threshold, confidence)
+        records.append({
+            "mechanism": name, "D": dim, "epsilon_nominal": float(epsilon),
+            "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)), **result,
+            "samples": samples, "test": test, "epsilon_ceiling": epsilon_ceiling(samples, confidence),
+            "confidence": confidence, "seed": seed,
+        })
+    return records
+
+
+def run_audit(mechanisms: Sequence[str], epsilons: Sequence[float], dims: Sequence[int], samples: int, *,
+              seed: int, confidence: float = 0.95, logistic_samples: int = 5000,
+              progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """The audit table: one row per mechanism × D × ε × test (scalar mechanisms once per ε)."""
+    unknown = [m for m in mechanisms if m not in MECHANISMS]
+    if unknown:
+        raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
+    if samples < 4:  # the calibration half is split in two again to choose the threshold
+        raise ValueError(f"audit samples must be at least 4, got {samples!r}")
+    records = []
+    for name in mechanisms:
+        for dim in ([1] if MECHANISMS[name].scalar else dims):
+            for epsilon in epsilons:
+                if progress:
+                    progress(f"auditing {name} at D={dim}, epsilon={epsilon}")
+                records += audit_mechanism(name, epsilon, dim, samples, seed=seed, confidence=confidence,
+                                           logistic_samples=logistic_samples)
+    return pd.DataFrame(records, columns=COLUMNS + EXTRA_COLUMNS)

@@ -1,0 +1,1 @@
+"""Where a job runs: threads, devices, logs and the provenance recorded beside every result."""
