@@ -109,11 +109,6 @@ def study_grid(name):
     )
 
 
-def grid_points():
-    """Every grid point of the studies in run_studies (identical points across studies counted once)."""
-    return unique(point for name in config["run_studies"] for point in study_grid(name))
-
-
 def dataset_splits(wildcards):
     return {f"data_{s}": f"results/data/{wildcards.dataset}/{s}.parquet" for s in SPLITS}
 
@@ -170,10 +165,6 @@ def embed_settings(wildcards):
     return {k: v for k, v in config["encoder"].items() if k not in ("threads", "device")}
 
 
-def run_files(name):
-    return [f"{point.run_dir}/{name}" for point in grid_points()]
-
-
 def study_run_files(wildcards):
     """Per file kind, the files of a study's grid points: metrics and attackers, and the study's measures."""
     points = study_grid(wildcards.study)
@@ -184,7 +175,7 @@ def study_run_files(wildcards):
 
 
 def studies_with_artefacts():
-    """Run studies that feed tables and figures (`artefacts: false` ones stop at runs.csv)."""
+    """Run studies that feed tables and figures (`artefacts: false` ones stop at their runs.csv)."""
     return [s for s in config["run_studies"] if config["studies"][s].get("artefacts", True)]
 
 
@@ -285,5 +276,5 @@ def final_outputs():
     data = [f"results/data/{dataset}/meta.json" for dataset in selected_datasets()]
     artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
     audit = audit_outputs() if config["run_audit"] else []
-    runs = ["results/tables/runs.csv"] if config["run_studies"] else []
+    runs = [f"results/tables/studies/{s}/runs.csv" for s in config["run_studies"]]
     return data + runs + claims_outputs() + artefacts + audit

@@ -58,7 +58,7 @@ def test_grid_writes_every_output_of_every_point(finished_grid):
 
 
 def test_runs_table_has_a_row_per_point_attacker_and_attribute(finished_grid):
-    table = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    table = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
     assert len(table) == 4 * 2 * 2  # points x attackers x attributes
     for column in ("method", "param_epsilon", "param_lambda", "seed", "epsilon_nominal", "epsilon_effective",
                    "test_accuracy", "attack_accuracy", "attack_majority_rate", "empirical_privacy"):
@@ -66,7 +66,7 @@ def test_runs_table_has_a_row_per_point_attacker_and_attribute(finished_grid):
 
 
 def test_planted_attribute_leaks_without_privacy_and_not_at_small_effective_epsilon(finished_grid):
-    table = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    table = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
     strong = table[(table.attribute == "strong") & (table.attacker == "linear")].set_index("method")
     majority = strong.loc["nonpriv", "attack_majority_rate"]
     assert strong.loc["nonpriv", "attack_accuracy"] > majority + 0.25
@@ -77,6 +77,22 @@ def test_planted_attribute_leaks_without_privacy_and_not_at_small_effective_epsi
 def test_second_run_has_nothing_to_do(finished_grid):
     result = run_snakemake(finished_grid, CONFIG, None, "-n")
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_each_study_keeps_its_own_table_and_switching_studies_reruns_nothing(finished_grid):
+    """Running another study over some of the same points writes that study's table only; going back to the
+    first study then has nothing to do (a single runs.csv used to be rewritten by whichever config ran last)."""
+    other = json.loads(json.dumps(CONFIG))
+    other["studies"]["other"] = {**other["studies"]["tiny"], "methods": {"nonpriv": {}}, "artefacts": False}
+    other["run_studies"] = ["other"]
+    jobs = _jobs(run_snakemake(finished_grid, other, None, "-n").stdout)
+    assert {rule for rule in jobs if rule != "all"} == {"runs_table"}  # its point is tiny's: nothing retrains
+    run_snakemake(finished_grid, other)
+    tiny = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
+    mine = pd.read_csv(finished_grid / "results/tables/studies/other/runs.csv")
+    assert set(mine["method"]) == {"nonpriv"} and len(mine) == len(tiny[tiny["method"] == "nonpriv"])
+    back = run_snakemake(finished_grid, CONFIG, None, "-n")
+    assert "Nothing to be done" in back.stdout + back.stderr
 
 
 def test_adding_one_epsilon_plans_only_the_new_train_and_attack_jobs(finished_grid):
@@ -218,7 +234,7 @@ def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finishe
             time.sleep(0.1)
         run.wait()
     assert run.returncode == -signal.SIGKILL, (run.returncode, (workdir / "killed.log").read_text()[-3000:])
-    assert not (workdir / "results/tables/runs.csv").exists()
+    assert not (workdir / "results/tables/studies/tiny/runs.csv").exists()
 
     # The killed train job's outputs stay marked incomplete. Whether it had written any depends on the instant
     # of the kill, so give it the worst case: a half-written metrics.json.
@@ -238,6 +254,6 @@ def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finishe
     resumed = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     assert json.loads(partial.read_text())["test"]["accuracy"] > 0
-    killed_table = pd.read_csv(workdir / "results/tables/runs.csv")
-    uninterrupted = pd.read_csv(finished_grid / "results/tables/runs.csv")
+    killed_table = pd.read_csv(workdir / "results/tables/studies/tiny/runs.csv")
+    uninterrupted = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
     pd.testing.assert_frame_equal(_without_wall_times(killed_table), _without_wall_times(uninterrupted), check_exact=True)

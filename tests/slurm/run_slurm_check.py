@@ -56,7 +56,7 @@ CONFIG = {
     "run_studies": ["slurmcheck"],
 }
 LARGER_SEEDS = [10, 20, 30]
-TABLES = ("results/tables/runs.csv", "results/tables/studies/slurmcheck/measures.csv")
+TABLES = ("results/tables/studies/slurmcheck/runs.csv", "results/tables/studies/slurmcheck/measures.csv")
 
 
 class CheckFailed(SystemExit):

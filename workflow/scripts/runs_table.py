@@ -1,4 +1,4 @@
-"""results/tables/runs.csv: one row per grid point x attacker x attribute."""
+"""results/tables/studies/{study}/runs.csv: one row per grid point of the study x attacker x attribute."""
 
 from pathlib import Path
 
