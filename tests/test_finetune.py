@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,12 +13,13 @@ from safetensors import safe_open
 from conftest import run_snakemake
 from privtext.plan.config import ConfigError, load_config
 from privtext.jobs.finetune import (
-    FinetunedModel, FinetuneSettings, Tokens, encode, epoch_seed, fit_end_to_end, linear_schedule, parameter_checksum,
+    FinetunedModel, FinetuneSettings, Tokens, encode, epoch_seed, fit_end_to_end, parameter_checksum,
 )
 from privtext.jobs.finetune_runs import finetune_hyperparameters
 from privtext.plan.grid import GridPoint, study_points
 from privtext.methods import METHODS, build_method
 from privtext.encoding.word_dropout import apply_word_dropout
+from privtext.training.loop import linear_schedule
 
 TEXTS = [f"the {w} team won the {v} match in the city today" for w, v in
          zip(("home", "away", "young", "old", "local", "rival", "best", "new"), ("final", "cup", "league", "derby", "first", "last", "big", "home"))]

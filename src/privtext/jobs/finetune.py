@@ -18,21 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
-import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from privtext.runtime.devices import autocast
 from privtext.encoding.encoders import LoadedEncoder, pool_output  # the same pooling as frozen extraction
 from privtext.methods.base import NeuralMethod, RepresentationModel
-from privtext.standins.optim import adamw
-from privtext.training.loop import CONVERGENCE_RULE, converged
+from privtext.training.loop import TensorSplit, TrainingSettings, train
 from privtext.encoding.word_dropout import DEFAULT_MASK_TOKEN, apply_word_dropout
 
 log = logging.getLogger(__name__)
@@ -70,13 +66,17 @@ class FinetuneSettings:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-
-def linear_schedule(step: int, total_steps: int, warmup_steps: int = 0) -> float:
-    """Learning-rate factor at optimiser step ``step`` (0-based): linear warm-up, then linear decay to 0
-    at ``total_steps`` (Hugging Face's ``get_linear_schedule_with_warmup``)."""
-    if step < warmup_steps:
-        return step / max(1, warmup_steps)
-    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+    def training(self, head: TrainingSettings) -> TrainingSettings:
+        """The loop's settings for fine-tuning with a method whose head trains with ``head``: AdamW over every
+        weight with linear decay and clipping, DPNR's fixed epochs and batch (the training rule's batch shrink,
+        early stop and extension are for heads on frozen features), the head's dev selection and adversary
+        updates."""
+        return TrainingSettings(
+            epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, optimizer="adamw",
+            weight_decay=self.weight_decay, patience=None, select_on=head.select_on,
+            adversary_steps=head.adversary_steps, min_steps_per_epoch=1, min_epochs=1, max_epochs_factor=1,
+            lr_decay="linear", warmup_steps=self.warmup_steps, max_grad_norm=self.max_grad_norm,
+            eval_batch_size=self.eval_batch_size, flatten_parameters=False)
 
 
 class Tokens:
@@ -136,6 +136,15 @@ class FinetunedModel(nn.Module):
     def training_loss(self, packed: torch.Tensor, y: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return self.head.training_loss(self.features(packed), y, z)
 
+    def adversary_parameters(self) -> list[nn.Parameter]:
+        return list(self.head.adversary_parameters())
+
+    def adversary_loss(self, packed: torch.Tensor, z: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The adversaries' loss on features they cannot move (their own updates leave the encoder as it is)."""
+        with torch.no_grad():
+            h = self.features(packed)
+        return self.head.adversary_loss(h, z)
+
 
 def encode(model: FinetunedModel, tokens: Tokens, device: torch.device, batch_size: int) -> np.ndarray:
     """Features ``h`` of every text in eval mode (no noise: that is the head's), float32 [n, hidden], in
@@ -151,15 +160,6 @@ def encode(model: FinetunedModel, tokens: Tokens, device: torch.device, batch_si
     return out.numpy()
 
 
-def head_accuracy(method: NeuralMethod, features: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Dev accuracy and task cross-entropy of the method's head on ``features`` (fresh noise, eval mode)."""
-    assert method.model is not None
-    method.model.eval()
-    logits = method.apply(method.model, torch.from_numpy(features))
-    labels = torch.tensor(y, dtype=torch.int64)
-    return float((logits.argmax(dim=1) == labels).double().mean()), float(F.cross_entropy(logits, labels))
-
-
 def fit_end_to_end(
     method: NeuralMethod,
     model: FinetunedModel,
@@ -172,77 +172,16 @@ def fit_end_to_end(
     *,
     generator: torch.Generator,
 ) -> dict[str, Any]:
-    """Train all of ``model`` on ``train_tokens(epoch)`` (word dropout drawn per epoch) with AdamW and a
-    linear schedule; after each epoch score dev with the head's fresh noise, keep the best dev epoch (dev
-    only, never test) and restore it. Adversary-only updates (``adversary_steps``) as in
-    :func:`privtext.training.loop.train`. Returns the history."""
+    """Train all of ``model`` on ``train_tokens(epoch)`` (word dropout drawn per epoch) with
+    :func:`privtext.training.loop.train`, the loop every method trains with, under
+    :meth:`FinetuneSettings.training`: dev scored through the head's fresh noise, the best dev epoch kept (dev
+    only, never test) and restored. Returns the history."""
     device = method.device
-    inner = [p for p in model.head.adversary_parameters()] if method.settings.adversary_steps else []
-    inner_ids = {id(p) for p in inner}
-    parameters = [p for p in model.parameters() if p.requires_grad and id(p) not in inner_ids]
-    optimizer = adamw(parameters, lr=settings.lr, weight_decay=settings.weight_decay)
-    inner_optimizer = adamw(inner, lr=settings.lr, weight_decay=settings.weight_decay) if inner else None
     labels = torch.tensor(y, dtype=torch.int64, device=device)  # a copy: pandas' arrays are read-only
     private = {a: torch.tensor(v, dtype=torch.int64, device=device) for a, v in z.items()}
-    n = len(labels)
-    total_steps = settings.epochs * math.ceil(n / settings.batch_size)
-    step, records = 0, []
-    best_score, best_epoch, best_state = -math.inf, 0, None
-    select_on = method.settings.select_on
-    for epoch in range(settings.epochs):
-        started, cpu_started = time.perf_counter(), time.process_time()  # process CPU time: all threads
-        record: dict[str, Any] = {"epoch": epoch, **method.epoch_hook(epoch)}
-        packed = train_tokens(epoch).packed
-        order = torch.randperm(n, generator=generator)  # CPU generator: the same batches on every device
-        model.train()
-        total, batches = 0.0, 0
-        for first in range(0, n, settings.batch_size):
-            rows = order[first:first + settings.batch_size]
-            batch, y_batch = packed[rows].to(device), labels[rows.to(device)]
-            z_batch = {a: v[rows.to(device)] for a, v in private.items()}
-            for group in (optimizer, inner_optimizer):
-                if group is not None:
-                    group.lr = settings.lr * linear_schedule(step, total_steps, settings.warmup_steps)
-            if inner_optimizer is not None:
-                with torch.no_grad():
-                    h = model.features(batch)
-                for _ in range(method.settings.adversary_steps):
-                    inner_optimizer.zero_grad(set_to_none=True)
-                    model.head.adversary_loss(h, z_batch).backward()
-                    inner_optimizer.step()
-            loss = model.training_loss(batch, y_batch, z_batch)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if settings.max_grad_norm is not None:
-                nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
-            optimizer.step()
-            step += 1
-            total += float(loss.detach())
-            batches += 1
-        trained, cpu_trained = time.perf_counter(), time.process_time()
-        dev_accuracy, dev_loss = head_accuracy(method, encode(model, dev_tokens, device, settings.eval_batch_size), dev_y)
-        record.update(train_loss=total / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy, lr_end=optimizer.lr,
-                      # what an epoch costs: the update pass (n examples) and the dev pass, wall and CPU seconds
-                      train_seconds=round(trained - started, 3), train_cpu_seconds=round(cpu_trained - cpu_started, 3),
-                      dev_seconds=round(time.perf_counter() - trained, 3),
-                      dev_cpu_seconds=round(time.process_time() - cpu_trained, 3))
-        records.append(record)
-        log.info("fine-tuning epoch %d: train loss %.4f, dev accuracy %.4f (%.1f s train, %.1f s dev)", epoch,
-                 record["train_loss"], dev_accuracy, record["train_seconds"], record["dev_seconds"])
-        score = dev_accuracy if select_on == "accuracy" else -dev_loss
-        if score > best_score:  # first best epoch wins ties
-            best_score, best_epoch = score, epoch
-            # Kept on the CPU: a GPU holds one model, not two (433 MB for BERT-base).
-            best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-    assert best_state is not None
-    model.load_state_dict(best_state)
-    model.eval()
-    return {
-        "epochs_run": len(records), "best_epoch": best_epoch, "selected_on": f"dev_{select_on}",
-        "best_dev_accuracy": records[best_epoch]["dev_accuracy"], "best_dev_loss": records[best_epoch]["dev_loss"],
-        "optimizer_steps": step, "converged": converged([r["dev_accuracy"] for r in records]),
-        "convergence_rule": CONVERGENCE_RULE, "epochs": records,
-    }
+    dev = TensorSplit(dev_tokens.packed.to(device), torch.tensor(dev_y, dtype=torch.int64, device=device), {})
+    return train(model, lambda epoch: TensorSplit(train_tokens(epoch).packed.to(device), labels, private), dev,
+                 settings.training(method.settings), generator=generator, epoch_hook=method.epoch_hook)
 
 
 def parameter_checksum(module: nn.Module) -> str:

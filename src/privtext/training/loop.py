@@ -6,12 +6,18 @@ adversaries behind a gradient reversal layer). With ``adversary_steps > 0`` the 
 ``adversary_parameters()`` and ``adversary_loss(x, z)``: those parameters then get their own optimiser and
 that many updates per batch before the joint step (which no longer moves them). The loop knows nothing
 about privacy or adversaries.
+
+It is the one loop of the package: heads on frozen features, and the text encoder fine-tuned end to end with a
+method's head (``privtext.jobs.finetune``: the encoder is one more part of the model, its tokens the ``x``,
+a fresh word-dropout draw each epoch, and DPNR's linear learning-rate decay and gradient clipping).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -21,7 +27,10 @@ from torch import nn
 
 from privtext.standins.optim import adam, adamw
 
+log = logging.getLogger(__name__)
+
 SELECT_ON = ("accuracy", "loss")
+LR_DECAY = ("none", "linear")
 # privtext.standins.optim: the same updates as torch.optim.Adam/AdamW without importing torch._dynamo (0.7 s a job).
 OPTIMIZERS = {"adam": adam, "adamw": adamw}
 EVAL_BATCH = 8192
@@ -61,14 +70,26 @@ class TrainingSettings:
     # epoch at a time, until it has or until ``max_epochs_factor`` × ``epochs``. 1: never. A budget shorter
     # than two plateau windows cannot be judged, so it is never extended.
     max_epochs_factor: int = 1
+    # Fine-tuning a text encoder (DPNR's reference code): the learning rate decays linearly to 0 over the
+    # planned steps after ``warmup_steps`` of linear warm-up, and the gradient norm is clipped.
+    lr_decay: str = "none"
+    warmup_steps: int = 0
+    max_grad_norm: float | None = None
+    eval_batch_size: int = EVAL_BATCH
+    # One buffer for all parameters (privtext.standins.optim): for the small heads this loop mostly trains.
+    flatten_parameters: bool = True
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}")
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
+        if self.lr_decay not in LR_DECAY:
+            raise ValueError(f"lr_decay must be one of {LR_DECAY}, got {self.lr_decay!r}")
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
         for name, low in (("epochs", 1), ("batch_size", 1), ("adversary_steps", 0), ("min_steps_per_epoch", 1),
-                          ("min_epochs", 1), ("max_epochs_factor", 1)):
+                          ("min_epochs", 1), ("max_epochs_factor", 1), ("warmup_steps", 0), ("eval_batch_size", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -134,29 +155,39 @@ class TaskClassifier(nn.Module):
         return F.cross_entropy(self.net(x), y)
 
 
-def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    """``fn`` over ``x`` in large chunks, concatenated (no autograd)."""
+def linear_schedule(step: int, total_steps: int, warmup_steps: int = 0) -> float:
+    """Learning-rate factor at optimiser step ``step`` (0-based): linear warm-up, then linear decay to 0
+    at ``total_steps`` (Hugging Face's ``get_linear_schedule_with_warmup``)."""
+    if step < warmup_steps:
+        return step / max(1, warmup_steps)
+    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def batched_apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, batch: int = EVAL_BATCH) -> torch.Tensor:
+    """``fn`` over ``x`` in chunks of ``batch`` rows, concatenated (no autograd)."""
     with torch.inference_mode():
-        return torch.cat([fn(x[i:i + EVAL_BATCH]) for i in range(0, len(x), EVAL_BATCH)])
+        return torch.cat([fn(x[i:i + batch]) for i in range(0, len(x), batch)])
 
 
-def evaluate(model: nn.Module, data: TensorSplit, with_loss: bool = True) -> tuple[float | None, float]:
+def evaluate(model: nn.Module, data: TensorSplit, with_loss: bool = True,
+             batch: int = EVAL_BATCH) -> tuple[float | None, float]:
     """Task cross-entropy (None unless ``with_loss``) and accuracy of ``model`` on ``data`` in eval mode
     (privacy noise still fresh)."""
     model.eval()
-    logits = batched_apply(model, data.x)
+    logits = batched_apply(model, data.x, batch)
     loss = F.cross_entropy(logits, data.y).item() if with_loss else None
     accuracy = (logits.argmax(dim=1) == data.y).double().mean().item()
     return loss, accuracy
 
 
 def _snapshot(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {key: value.detach().clone() for key, value in model.state_dict().items()}
+    # Kept on the CPU: a GPU holds one model, not two (433 MB for a fine-tuned BERT-base).
+    return {key: value.detach().to("cpu", copy=True) for key, value in model.state_dict().items()}
 
 
 def train(
     model: nn.Module,
-    train_data: TensorSplit,
+    train_data: TensorSplit | Callable[[int], TensorSplit],
     dev_data: TensorSplit,
     settings: TrainingSettings,
     *,
@@ -166,40 +197,50 @@ def train(
     """Minibatch training; after each epoch score dev, keep the best dev state, stop after ``patience``
     epochs without improvement (not before ``min_epochs``), and restore the best state. The batch is
     :meth:`TrainingSettings.batch_size_for` the training rows. Shuffling uses ``generator`` only.
-
-    A run that has not converged after ``settings.epochs`` trains on up to :attr:`TrainingSettings.max_epochs`.
+    ``train_data`` is the training split, or a function giving each epoch's (same rows, e.g. a fresh
+    word-dropout draw of the same texts). A run that has not converged after ``settings.epochs`` trains on up
+    to :attr:`TrainingSettings.max_epochs`.
 
     Returns the history: ``epochs_run``, ``epochs_planned``, ``best_epoch`` (0-based), ``selected_on``, ``batch_size``,
     ``optimizer_steps``, ``required_steps``, ``converged`` (:func:`converged`) and per-epoch records.
     """
+    split_of = train_data if callable(train_data) else None
+    split = split_of(0) if split_of else train_data
     make_optimizer = OPTIMIZERS[settings.optimizer]
     inner: list[nn.Parameter] = []
     if settings.adversary_steps:
         inner = [p for p in model.adversary_parameters() if p.requires_grad]
     inner_ids = {id(p) for p in inner}
     parameters = [p for p in model.parameters() if p.requires_grad and id(p) not in inner_ids]
-    # flatten: one Adam step is a few operations on whole buffers (privtext.standins.optim); these models own their
-    # parameters, and each parameter goes to one of the two optimisers
-    optimizer = make_optimizer(parameters, lr=settings.lr, weight_decay=settings.weight_decay, flatten=True)
-    inner_optimizer = (make_optimizer(inner, lr=settings.lr, weight_decay=settings.weight_decay, flatten=True)
+    # flatten: one Adam step is a few operations on whole buffers (privtext.standins.optim); these models own
+    # their parameters, and each parameter goes to one of the two optimisers
+    flatten = settings.flatten_parameters
+    optimizer = make_optimizer(parameters, lr=settings.lr, weight_decay=settings.weight_decay, flatten=flatten)
+    inner_optimizer = (make_optimizer(inner, lr=settings.lr, weight_decay=settings.weight_decay, flatten=flatten)
                        if inner else None)
-    n = len(train_data)
+    n = len(split)
     batch_size = settings.batch_size_for(n)
+    planned_steps = settings.epochs * math.ceil(n / batch_size)  # where a linear decay reaches 0
     records: list[dict[str, float]] = []
     best_score, best_epoch, best_state, stale = -float("inf"), 0, _snapshot(model), 0
     steps, stopped_early = 0, False
     # dev loss is computed only when it selects the epoch: one fewer pass over dev logits per epoch
     with_loss = settings.select_on == "loss"
-    columns = [train_data.x, train_data.y, *train_data.z.values()]
-    # row-major whatever the inputs' layout (empty_like would copy a column-major one)
-    shuffled_columns = [torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in columns]
+    shuffled_columns: list[torch.Tensor] = []
     for epoch in range(settings.max_epochs):
         if epoch >= settings.epochs and converged([r["dev_accuracy"] for r in records]):
             break  # the planned epochs are done and dev accuracy has plateaued
+        started, cpu_started = time.perf_counter(), time.process_time()  # process CPU time: all threads
         record: dict[str, float] = {"epoch": epoch, **(epoch_hook(epoch) if epoch_hook else {})}
+        if split_of and epoch:
+            split = split_of(epoch)
+        columns = [split.x, split.y, *split.z.values()]
+        if [t.shape for t in shuffled_columns] != [t.shape for t in columns]:
+            # row-major whatever the inputs' layout (empty_like would copy a column-major one)
+            shuffled_columns = [torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in columns]
         model.train()
         # Shuffled on the CPU generator whatever the device, so a seed gives the same batches everywhere.
-        order = torch.randperm(n, generator=generator).to(train_data.y.device)
+        order = torch.randperm(n, generator=generator).to(split.y.device)
         # One gather per epoch into the same buffers; a batch is then a view of consecutive rows (the same rows
         # as order[i:j]). index_select is twice as fast as x[order] on the CPU, and into an existing buffer
         # it spares allocating (and faulting in) a fresh 10 MB array every epoch. The previous epoch's batches
@@ -207,12 +248,17 @@ def train(
         for tensor, shuffled in zip(columns, shuffled_columns):
             torch.index_select(tensor, 0, order, out=shuffled)
         x_all, y_all, *z_columns = shuffled_columns
-        z_all = dict(zip(train_data.z, z_columns))
-        total = torch.zeros((), dtype=torch.float64, device=train_data.y.device)
+        z_all = dict(zip(split.z, z_columns))
+        total = torch.zeros((), dtype=torch.float64, device=split.y.device)
         batches = 0
         for start in range(0, n, batch_size):
             stop = start + batch_size
             x, y, z = x_all[start:stop], y_all[start:stop], {k: v[start:stop] for k, v in z_all.items()}
+            if settings.lr_decay == "linear":
+                factor = linear_schedule(steps, planned_steps, settings.warmup_steps)
+                for each in (optimizer, inner_optimizer):
+                    if each is not None:
+                        each.lr = settings.lr * factor
             for _ in range(settings.adversary_steps if inner_optimizer else 0):
                 inner_optimizer.zero_grad(set_to_none=True)
                 model.adversary_loss(x, z).backward()
@@ -220,13 +266,23 @@ def train(
             loss = model.training_loss(x, y, z)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if settings.max_grad_norm is not None:
+                nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
             optimizer.step()
             steps += 1
             total += loss.detach()
             batches += 1
-        dev_loss, dev_accuracy = evaluate(model, dev_data, with_loss)
-        record.update(train_loss=total.item() / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy)
+        trained, cpu_trained = time.perf_counter(), time.process_time()
+        dev_loss, dev_accuracy = evaluate(model, dev_data, with_loss, settings.eval_batch_size)
+        record.update(train_loss=total.item() / batches, dev_loss=dev_loss, dev_accuracy=dev_accuracy,
+                      lr_end=optimizer.lr,
+                      # what an epoch costs: the update pass and the dev pass, wall and CPU seconds
+                      train_seconds=round(trained - started, 3), train_cpu_seconds=round(cpu_trained - cpu_started, 3),
+                      dev_seconds=round(time.perf_counter() - trained, 3),
+                      dev_cpu_seconds=round(time.process_time() - cpu_trained, 3))
         records.append(record)
+        log.info("epoch %d: train loss %.4f, dev accuracy %.4f (%.1f s train, %.1f s dev)", epoch,
+                  record["train_loss"], dev_accuracy, record["train_seconds"], record["dev_seconds"])
         score = dev_accuracy if settings.select_on == "accuracy" else -dev_loss
         if score > best_score:  # first best epoch wins ties
             best_score, best_epoch, best_state, stale = score, epoch, _snapshot(model), 0
