@@ -54,3 +54,12 @@ def run_snakemake(
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result
+
+
+def without_timings(record):
+    """A record (a run's history, metrics) less its wall and CPU seconds, at any depth: no seed fixes those."""
+    if isinstance(record, dict):
+        return {k: without_timings(v) for k, v in record.items() if not k.endswith("_seconds")}
+    if isinstance(record, list):
+        return [without_timings(v) for v in record]
+    return record

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from sklearn.linear_model import LogisticRegression
 
+from conftest import without_timings
 from privtext.methods import METHODS, Split, build_method
 from privtext.methods.base import orthogonality_penalty
 from privtext.methods.inlp_model import inlp_projection, nullspace_projection
@@ -216,15 +217,6 @@ def test_split_with_wrong_feature_dimension_is_rejected(data: dict[str, Split]) 
 
 
 # -- determinism and noise -------------------------------------------------------------------------------
-def _without_timings(record):
-    """A history less its wall and CPU seconds (at any depth), which no seed fixes."""
-    if isinstance(record, dict):
-        return {k: _without_timings(v) for k, v in record.items() if not k.endswith("_seconds")}
-    if isinstance(record, list):
-        return [_without_timings(v) for v in record]
-    return record
-
-
 @pytest.mark.parametrize("name", ["federate", "multiadv", "inlp", "cape"])
 def test_same_seed_gives_bitwise_identical_results(name: str, data: dict[str, Split]) -> None:
     runs = []
@@ -234,7 +226,7 @@ def test_same_seed_gives_bitwise_identical_results(name: str, data: dict[str, Sp
         runs.append((history, method.predict(data["test"].X), method.release(data["test"].X),
                      method.state_dict()))
     (h1, p1, r1, s1), (h2, p2, r2, s2) = runs
-    assert _without_timings(h1) == _without_timings(h2) and np.array_equal(p1, p2) and np.array_equal(r1, r2)
+    assert without_timings(h1) == without_timings(h2) and np.array_equal(p1, p2) and np.array_equal(r1, r2)
     assert all(torch.equal(s1[k], s2[k]) for k in s1)
 
 
