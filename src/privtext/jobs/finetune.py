@@ -17,7 +17,6 @@ the release, with the point's seed: the very draw the frozen pipeline's extracti
 from __future__ import annotations
 
 import contextlib
-import logging
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -31,7 +30,6 @@ from privtext.methods.base import NeuralMethod, RepresentationModel
 from privtext.training.loop import TensorSplit, TrainingSettings, train
 from privtext.encoding.word_dropout import DEFAULT_MASK_TOKEN, apply_word_dropout
 
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
