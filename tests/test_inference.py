@@ -15,7 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from privtext.claims.inference import (bootstrap_weights, crossed_estimate, holm, missing_estimate, seeds_estimate,
+from privtext.measures.multiple_testing import holm
+from privtext.claims.inference import (bootstrap_weights, crossed_estimate, missing_estimate, seeds_estimate,
                                 weighted_mean)
 from privtext.claims.verdicts import ACCURACY_MARGIN, Reading, judge, paper_reading
 

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 from scipy import stats
+
 
 CONFIDENCE = 0.95
 N_BOOTSTRAP = 500
@@ -154,16 +155,3 @@ def _satterthwaite_df(seed_variance: float, test_variance: float, n_seeds: int) 
 def seeds_estimate(per_seed: Mapping[int, float], confidence: float = CONFIDENCE) -> Estimate:
     """The t-interval over seeds alone (a quantity with no test-set sampling)."""
     return crossed_estimate({s: np.array([v]) for s, v in per_seed.items()}, confidence)
-
-
-def holm(p_values: Sequence[float], level: float) -> list[bool]:
-    """Which hypotheses Holm's step-down procedure rejects at family-wise ``level`` (NaN p-values never are).
-    Written out because scipy has no Holm and statsmodels is not a dependency; checked against the procedure's
-    definition on hand cases in tests/test_inference.py."""
-    order = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
-    rejected = [False] * len(p_values)
-    for rank, (p, i) in enumerate(order):
-        if p > level / (len(order) - rank):
-            break
-        rejected[i] = True
-    return rejected

@@ -32,7 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from privtext.claims.inference import Estimate, holm
+from privtext.claims.inference import Estimate
+from privtext.measures.multiple_testing import holm
 
 OUTCOMES = ("holds", "not shown", "contradicted", "untestable")
 MEANINGS = {
