@@ -19,3 +19,54 @@ rule runs_table:
         "../envs/privtext.yaml"
     script:
         "../workflow/scripts/runs_table.py"
+
+
+# The attack ladder of each run study: per dataset, every defence from the frozen features (no defence) to the
+# strongest ε, with the attribute attackers against the ε ceilings and the word-recovery attacker. One rule per
+# study, since its outputs (one table and figure per dataset) follow from the study's grid.
+for _study in config["run_studies"]:
+    _datasets = sorted({p.dataset for p in study_grid(_study)})
+    _settings = study_config(_study)
+    _measures = (  # measures.csv is built only for these studies
+        {"measures": f"results/tables/studies/{_study}/measures.csv"}
+        if "mdl" in _settings["measures"] and _settings.get("artefacts", True)
+        else {}
+    )
+    if not _datasets:
+        continue
+
+    rule:
+        name:
+            f"ladder_{_study}"
+        input:
+            runs=f"results/tables/studies/{_study}/runs.csv",
+            frozen=[
+                f"results/inversion/{d}/{encoder_for(d)}/frozen.json"
+                for d in _datasets
+                if d not in TABULAR_DATASETS
+            ],
+            **_measures,
+        output:
+            tables=[f"results/tables/studies/{_study}/ladder/{d}.csv" for d in _datasets],
+            figures=[
+                report(
+                    f"results/figures/studies/{_study}/ladder/{d}.png",
+                    caption="../report/ladder.rst",
+                    category="Attack ladder",
+                    labels={"study": _study, "dataset": d},
+                )
+                for d in _datasets
+            ],
+        log:
+            f"results/logs/tables/studies/{_study}_ladder.log",
+        params:
+            datasets=_datasets,
+        localrule: True  # seconds of work on saved results: not worth a queue wait
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../envs/privtext.yaml"
+        script:
+            "../workflow/scripts/ladder.py"

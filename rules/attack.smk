@@ -1,10 +1,12 @@
-# Fresh attackers on the released representations of a finished grid point (docs/methods.md, "Measures").
+# Fresh attackers on the released representations of a finished grid point, and word recovery
+# (docs/methods.md, "Measures" and "Word recovery").
 
 
 rule attack:
     input:
-        unpack(dataset_splits),
+        unpack(attack_inputs),
         meta="results/data/{dataset}/meta.json",
+        metrics=f"{RUN_DIR}/metrics.json",
         released_train=f"{RUN_DIR}/released_train.npy",
         released_dev=f"{RUN_DIR}/released_dev.npy",
         released_test=f"{RUN_DIR}/released_test.npy",
@@ -17,6 +19,7 @@ rule attack:
     params:
         attackers=config["attack"]["attackers"],
         max_train=config["attack"]["max_train"],
+        word_attacker=config["attack"]["inversion"]["attacker"],
     group:
         "point"
     threads: 1
@@ -28,3 +31,52 @@ rule attack:
         "../envs/privtext.yaml"
     script:
         "../workflow/scripts/attack.py"
+
+
+# The words each text holds, over a vocabulary fitted on the training texts: the word-recovery attacker's
+# targets, once per text dataset. A train job that finds them attacks its releases with them at once.
+rule word_sets:
+    input:
+        unpack(dataset_splits),
+    output:
+        words=f"results/data/{{dataset}}/{WORDS_FILE}",
+        record="results/data/{dataset}/words.json",
+    log:
+        "results/logs/data/{dataset}_words.log",
+    params:
+        vocabulary=vocabulary_settings(),
+    # Train jobs of the dataset read the file when it is there: write it before they start.
+    priority: 20
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/word_sets.py"
+
+
+# The attack ladder's "no defence" rung: word recovery from the frozen encoder features themselves.
+rule invert_frozen:
+    input:
+        features_train=f"{FROZEN_FEATURES_DIR}/train.npy",
+        features_dev=f"{FROZEN_FEATURES_DIR}/dev.npy",
+        features_test=f"{FROZEN_FEATURES_DIR}/test.npy",
+        words=f"results/data/{{dataset}}/{WORDS_FILE}",
+    output:
+        "results/inversion/{dataset}/{encoder}/frozen.json",
+    log:
+        "results/logs/inversion/{dataset}/{encoder}/frozen.log",
+    params:
+        word_attacker=config["attack"]["inversion"]["attacker"],
+        max_train=config["attack"]["max_train"],
+        seed=config["seed"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/invert_frozen.py"

@@ -4,11 +4,12 @@ from pathlib import Path
 # Everything imported here is light (no torch, matplotlib, pandas or scikit-learn): every dry run, every test
 # that plans a workflow and every cluster job re-parses this file.
 from privtext.plan.config import canonical_config_paths, validate_config
+from privtext.attack.inversion import WORDS_FILE
 from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
 from privtext.report.artefacts import ARTEFACTS
 from privtext.encoding.names import TABULAR_ENCODER
-from privtext.plan.grid import BENCHMARK_DIR, EMBEDDING_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
+from privtext.plan.grid import BENCHMARK_DIR, EMBEDDING_DIR, FROZEN_FEATURES_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
 from privtext.methods import METHODS
 from privtext.data.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
@@ -120,6 +121,25 @@ def run_inputs(wildcards):
     if not point.finetune:
         inputs.update({f"features_{s}": f"{point.embedding_dir}/{s}.npy" for s in SPLITS})
     return inputs
+
+
+def word_recovery(dataset):
+    """Whether the word-recovery attacker runs on this dataset's releases (text datasets, when configured)."""
+    return config["attack"]["inversion"]["attacker"] is not None and dataset not in TABULAR_DATASETS
+
+
+def attack_inputs(wildcards):
+    """The dataset's splits, and its word sets where word recovery runs."""
+    inputs = dataset_splits(wildcards)
+    if word_recovery(wildcards.dataset):
+        inputs["words"] = f"results/data/{wildcards.dataset}/{WORDS_FILE}"
+    return inputs
+
+
+def vocabulary_settings():
+    inversion = config["attack"]["inversion"]
+    return {"size": inversion["vocabulary_size"], "remove_stop_words": inversion["remove_stop_words"],
+            "min_df": inversion["min_df"]}
 
 
 def grid_params_of(wildcards):
@@ -277,4 +297,14 @@ def final_outputs():
     artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
     audit = audit_outputs() if config["run_audit"] else []
     runs = [f"results/tables/studies/{s}/runs.csv" for s in config["run_studies"]]
-    return data + runs + claims_outputs() + artefacts + audit
+    return data + runs + ladder_outputs() + claims_outputs() + artefacts + audit
+
+
+def ladder_outputs():
+    """Each run study's attack ladder, one table and figure per dataset (rules/aggregate.smk)."""
+    return [
+        f"results/{kind}/studies/{s}/ladder/{d}.{suffix}"
+        for s in config["run_studies"]
+        for d in sorted({p.dataset for p in study_grid(s)})
+        for kind, suffix in (("tables", "csv"), ("figures", "png"))
+    ]

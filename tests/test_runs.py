@@ -89,19 +89,27 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
 def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tmp_path):
     import numpy as np
 
-    from privtext.jobs.attack_cache import attack_key, publish, store
+    from privtext.jobs.attack_cache import attack_key, inversion_key, store, stored
 
     for split in ("train", "dev", "test"):
         np.save(tmp_path / f"released_{split}.npy", np.ones((3, 2), dtype=np.float32))
+    (tmp_path / "words.npz").write_bytes(b"first vocabulary")
     key = attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None)
-    store(tmp_path, key, '{"attackers": {}}')
-    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["mlp"], seed=10, max_train=None))
-    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["linear"], seed=20, max_train=None))
+    words_key = inversion_key(tmp_path, tmp_path / "words.npz", attacker="ridge", seed=10, max_train=None)
+    store(tmp_path, {"attributes": (key, {"attackers": {}}), "inversion": (words_key, {"f1": 0.5})})
+    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["mlp"], seed=10, max_train=None)) is None
+    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["linear"], seed=20, max_train=None)) is None
+    assert stored(tmp_path, "inversion", inversion_key(tmp_path, tmp_path / "words.npz", attacker="mlp", seed=10,
+                                                       max_train=None)) is None
+    (tmp_path / "words.npz").write_bytes(b"another vocabulary")  # other word sets: the attribute part still holds
+    assert stored(tmp_path, "inversion", inversion_key(tmp_path, tmp_path / "words.npz", attacker="ridge", seed=10,
+                                                       max_train=None)) is None
+    assert stored(tmp_path, "attributes", key) == {"attackers": {}}
     np.save(tmp_path / "released_test.npy", np.zeros((3, 2), dtype=np.float32))  # retrained: other releases
-    assert not publish(tmp_path, tmp_path / "a.json", attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None))
-    assert not (tmp_path / "a.json").exists()
+    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None)) is None
     np.save(tmp_path / "released_test.npy", np.ones((3, 2), dtype=np.float32))
-    assert publish(tmp_path, tmp_path / "a.json", key) and (tmp_path / "a.json").exists()
+    assert stored(tmp_path, "attributes", key) == {"attackers": {}}
+    assert stored(tmp_path, "inversion", key) is None  # a part is only published under its own key
 
 
 def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_pandas_nor_dynamo(demo_point, tmp_path):
@@ -127,3 +135,66 @@ print(sorted(m for m in ("sklearn", "scipy", "pandas", "torch._dynamo", "torch")
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "attack_precomputed.json").exists()  # the attackers did run in this process
     assert result.stdout.strip().splitlines()[-1] == "['torch']"
+
+
+def test_attack_json_holds_the_epsilon_ceilings_and_the_word_recovery(demo_point, tmp_path):
+    from privtext.attack.inversion import VocabularySettings, write_word_sets
+    from privtext.privacy.ceiling import above_ceiling_p_value, attack_ceiling
+
+    root, features = demo_point
+    trained = _train(root, features, tmp_path, method="dpnr", params={"epsilon": 0.5})
+    common = dict(data_dir=root / "data", run_dir=tmp_path, out_path=tmp_path / "attack.json", attackers=["linear"],
+                  seed=5, max_train=None)
+    assert attack_grid_point(**common)["inversion"] == {"status": "not measured: attack.inversion.attacker is null"}
+    attack = attack_grid_point(**common, word_attacker="ridge", words=None)  # what a dataset without text gets
+    assert attack["inversion"] == {"status": "not applicable: no text"}
+    scores = attack["attackers"]["linear"]["attributes"]["strong"]
+    z_test = pd.read_parquet(root / "data/test.parquet")["z_strong"].to_numpy()
+    counts = np.bincount(z_test, minlength=2)
+    assert scores["test_class_counts"] == counts.tolist()
+    assert scores["ceiling_nominal"] == attack_ceiling(0.5, counts)
+    assert scores["ceiling_effective"] == attack_ceiling(trained["epsilon_effective"], counts)
+    correct = round(scores["accuracy"] * len(z_test))
+    assert scores["p_above_nominal_ceiling"] == above_ceiling_p_value(correct, len(z_test), scores["ceiling_nominal"])
+
+    texts = {s: pd.read_parquet(root / f"data/{s}.parquet")["text"].tolist() for s in ("train", "dev", "test")}
+    write_word_sets(texts, VocabularySettings(size=50, min_df=2), tmp_path / "words.npz")
+    words = attack_grid_point(**common, word_attacker="ridge", words=tmp_path / "words.npz")["inversion"]
+    assert words["status"] == "measured" and 0 <= words["f1"] <= 1 and words["n_words"] <= 50
+    assert words["advantage"] == pytest.approx(words["f1"] - words["baseline"]["f1"])
+
+    _train(root, features, tmp_path / "nonpriv", method="nonpriv", params={})  # no privacy layer: no ceiling
+    plain = attack_grid_point(**{**common, "run_dir": tmp_path / "nonpriv", "out_path": tmp_path / "nonpriv.json"})
+    assert plain["attackers"]["linear"]["attributes"]["strong"]["ceiling_nominal"] is None
+
+
+def test_runs_table_flags_attackers_above_a_ceiling_after_holm_over_its_rows(tmp_path):
+    def point(name: str, p_nominal: float | None, inversion: dict | None) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        split = {"accuracy": 0.8, "macro_f1": 0.8, "n": 100}
+        epsilon = None if p_nominal is None else 1.0
+        (folder / "metrics.json").write_text(json.dumps({
+            "dataset": "demo", "encoder": "minilm", "method": "dpnr" if epsilon else "nonpriv", "seed": 10,
+            "privacy_layer": None, "epsilon_nominal": epsilon, "epsilon_effective": epsilon, "representation_dim": 4,
+            "params": {"mu": 0, "name": name}, "dev": split, "test": split, "seconds": 1.0}))
+        scores = {"kind": "demographic", "accuracy": 0.9, "macro_f1": 0.9, "majority_rate": 0.6,
+                  "ceiling_nominal": None if epsilon is None else 0.73, "ceiling_effective": None if epsilon is None else 0.73,
+                  "p_above_nominal_ceiling": p_nominal, "p_above_effective_ceiling": p_nominal}
+        attack = {"attackers": {"linear": {"attributes": {"strong": scores}}}}
+        (folder / "attack.json").write_text(json.dumps(attack | ({"inversion": inversion} if inversion else {})))
+        return folder
+
+    measured = {"status": "measured", "precision": 0.5, "recall": 0.25, "f1": 1 / 3, "advantage": 0.1,
+                "baseline": {"f1": 1 / 3 - 0.1}}
+    # Holm at 5% over three p-values: 0.001 <= 0.05/3 is flagged, then 0.03 > 0.05/2 stops.
+    folders = [point("a", 0.001, measured), point("b", 0.03, {"status": "not applicable: no text"}),
+               point("c", 0.04, None), point("d", None, measured)]
+    table = runs_table(folders).set_index("param_name")
+    assert table["above_nominal_ceiling"].to_dict() == {"a": True, "b": False, "c": False, "d": False}
+    assert table["above_effective_ceiling"].to_dict() == {"a": True, "b": False, "c": False, "d": False}
+    assert np.isnan(table.loc["d", "ceiling_nominal"])
+    assert table.loc["a", ["inversion_f1", "inversion_baseline_f1", "inversion_advantage"]].tolist() == \
+        pytest.approx([1 / 3, 1 / 3 - 0.1, 0.1])
+    assert table.loc["b", "inversion_status"] == "not applicable: no text" and np.isnan(table.loc["b", "inversion_f1"])
+    assert table.loc["c", "inversion_status"].startswith("not measured")

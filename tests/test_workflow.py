@@ -86,7 +86,8 @@ def test_each_study_keeps_its_own_table_and_switching_studies_reruns_nothing(fin
     other["studies"]["other"] = {**other["studies"]["tiny"], "methods": {"nonpriv": {}}, "artefacts": False}
     other["run_studies"] = ["other"]
     jobs = _jobs(run_snakemake(finished_grid, other, None, "-n").stdout)
-    assert {rule for rule in jobs if rule != "all"} == {"runs_table"}  # its point is tiny's: nothing retrains
+    # its point is tiny's: nothing retrains; the study gets its own table and ladder
+    assert {rule for rule in jobs if rule != "all"} == {"runs_table", "ladder_other"}
     run_snakemake(finished_grid, other)
     tiny = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
     mine = pd.read_csv(finished_grid / "results/tables/studies/other/runs.csv")
@@ -168,6 +169,7 @@ def test_planning_the_default_workflow_imports_neither_torch_nor_matplotlib(tmp_
 def _numbers(attack: dict) -> dict:
     """attack.json without what describes the run rather than the result."""
     return {k: v for k, v in attack.items() if k not in ("seconds", "versions", "computed_in")} | {
+        "inversion": {k: v for k, v in attack["inversion"].items() if k not in ("seconds", "computed_in")}} | {
         "attackers": {name: {**{k: v for k, v in result.items() if k != "seconds"},
                              "attributes": {a: {k: v for k, v in s.items() if k != "seconds"}
                                             for a, s in result["attributes"].items()}}
@@ -180,8 +182,9 @@ def test_attacks_computed_in_the_train_job_equal_a_fresh_attack_job(finished_gri
     run = finished_grid / "results/runs/demo/minilm/federate/mu~0/epsilon~0.5/lambda~1/seed~10"
     published = json.loads((run / "attack.json").read_text())
     assert published["computed_in"] == "train job"
-    fresh = attack_grid_point(data_dir=finished_grid / "results/data/demo", run_dir=run, out_path=tmp_path / "a.json",
-                              attackers=CONFIG["attack"]["attackers"], seed=10, max_train=10000)
+    attack_grid_point(data_dir=finished_grid / "results/data/demo", run_dir=run, out_path=tmp_path / "a.json",
+                      attackers=CONFIG["attack"]["attackers"], seed=10, max_train=10000,
+                      word_attacker="ridge", words=finished_grid / "results/data/demo/words.npz")
     assert _numbers(json.loads((tmp_path / "a.json").read_text())) == _numbers(published)
 
 
@@ -257,3 +260,19 @@ def test_a_run_killed_mid_grid_completes_on_rerun_with_identical_numbers(finishe
     killed_table = pd.read_csv(workdir / "results/tables/studies/tiny/runs.csv")
     uninterrupted = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
     pd.testing.assert_frame_equal(_without_wall_times(killed_table), _without_wall_times(uninterrupted), check_exact=True)
+
+
+def test_the_runs_table_carries_word_recovery_and_ceilings_and_the_ladder_is_drawn(finished_grid):
+    runs = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
+    assert (runs["inversion_status"] == "measured").all() and runs["inversion_advantage"].notna().all()
+    private = runs[runs["epsilon_nominal"].notna()]
+    assert set(private["method"]) == {"noise", "federate"}
+    assert (private["ceiling_nominal"] >= private["attack_majority_rate"] - 0.1).all()  # test vs train prior
+    assert runs.loc[runs["epsilon_nominal"].isna(), "ceiling_nominal"].isna().all()
+    assert not runs["above_effective_ceiling"].any()  # the true guarantee is never beaten
+    ladder = pd.read_csv(finished_grid / "results/tables/studies/tiny/ladder/demo.csv")
+    assert ladder["rung"].iloc[0] == "no defence (frozen features)"
+    assert {"majority", "nonpriv", "noise", "federate"} <= set(ladder["method"])
+    assert (finished_grid / "results/figures/studies/tiny/ladder/demo.png").stat().st_size > 10_000
+    frozen = json.loads((finished_grid / "results/inversion/demo/minilm/frozen.json").read_text())
+    assert frozen["status"] == "measured" and frozen["attacker"]["fit_split"] == "train"

@@ -16,6 +16,7 @@ import numpy as np
 
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
+from privtext.attack.inversion import NO_TEXT
 from privtext.data import SPLITS, read_meta
 from privtext.plan.grid import GridPoint
 from privtext.measures.metrics import main_task_metrics
@@ -204,17 +205,49 @@ def attack_grid_point(
     max_train: int | None,
     threads: int = 1,
     device: str = "auto",
+    word_attacker: str | None = None,
+    words: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Train fresh attackers on the released representations of a finished grid point; write attack.json.
+    """Write attack.json of a finished grid point: fresh attribute attackers on its released representations,
+    each with the ceilings of the run's nominal and effective ε, and word recovery (``word_attacker`` on the
+    dataset's word sets ``words``; None: the dataset has no text). Parts the train job stored for exactly
+    these settings and releases are published, the others computed (:mod:`privtext.jobs.attack_cache`).
 
     ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
-    result = _attack(read_meta(data_dir), Path(data_dir), Path(run_dir), attackers, seed, max_train, threads, device)
+    from privtext.jobs.attack_cache import stored
+
+    data_dir, run_dir = Path(data_dir), Path(run_dir)
+    meta = read_meta(data_dir)
+    keys = _attack_keys(run_dir, attackers, seed, max_train, word_attacker, words)
+    attributes = stored(run_dir, "attributes", keys["attributes"])
+    if attributes is None:
+        attributes = _attribute_attacks(meta, data_dir, run_dir, attackers, seed, max_train, threads, device)
+    if word_attacker is None:
+        inversion: dict[str, Any] = {"status": "not measured: attack.inversion.attacker is null"}
+    elif words is None:
+        inversion = {"status": NO_TEXT}
+    else:
+        inversion = stored(run_dir, "inversion", keys["inversion"])
+        if inversion is None:
+            inversion = _word_recovery(run_dir, Path(words), word_attacker, seed, max_train)
+    result = _with_ceilings(attributes, meta, data_dir, _read_json(run_dir / "metrics.json"))
+    result["inversion"] = inversion
     Path(out_path).write_text(json_text(result))
     return result
 
 
-def _attack(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: Sequence[str], seed: int,
-            max_train: int | None, threads: int, device: str) -> dict[str, Any]:
+def _attack_keys(run_dir: Path, attackers: Sequence[str], seed: int, max_train: int | None,
+                 word_attacker: str | None, words: Path | None) -> dict[str, dict[str, Any]]:
+    from privtext.jobs.attack_cache import attack_key, inversion_key
+
+    keys = {"attributes": attack_key(run_dir, attackers=attackers, seed=seed, max_train=max_train)}
+    if word_attacker is not None and words is not None:
+        keys["inversion"] = inversion_key(run_dir, words, attacker=word_attacker, seed=seed, max_train=max_train)
+    return keys
+
+
+def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: Sequence[str], seed: int,
+                       max_train: int | None, threads: int, device: str) -> dict[str, Any]:
     from privtext.attack.attackers import run_attacks
     from privtext.runtime.devices import device_record, resolve_device
 
@@ -234,14 +267,53 @@ def _attack(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: S
             "versions": versions()}
 
 
-def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
-                         seed: int, threads: int) -> None:
-    from privtext.jobs.attack_cache import attack_key, store
+def _word_recovery(run_dir: Path, words: Path, attacker: str, seed: int, max_train: int | None) -> dict[str, Any]:
+    from privtext.attack.inversion import read_word_sets, recover_words
 
-    key = attack_key(run_dir, attackers=attack["attackers"], seed=seed, max_train=attack.get("max_train"))
-    result = _attack(meta, data_dir, run_dir, attack["attackers"], seed, attack.get("max_train"), threads,
-                     attack.get("device", "auto"))
-    store(run_dir, key, json_text({**result, "computed_in": "train job"}))
+    released = {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
+    return recover_words(released, read_word_sets(words), attacker=attacker, seed=seed, max_train=max_train)
+
+
+def _with_ceilings(attributes: Mapping[str, Any], meta: Mapping[str, Any], data_dir: Path,
+                   metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The attribute attackers' results with, beside each accuracy, the ceilings of the run's nominal and
+    effective ε on that attribute's test prior (:mod:`privtext.privacy.ceiling`). Computed on publishing, not
+    stored: an ε accounting fix reaches them without attacking again."""
+    from privtext.privacy.ceiling import ceiling_record
+
+    y_test = _private_labels(data_dir, "test", list(meta["private_attributes"]))
+    result = json.loads(json_text(attributes))  # a copy, JSON-ready
+    for attacker in result["attackers"].values():
+        for attribute, scores in attacker["attributes"].items():
+            scores.update(ceiling_record(metrics.get("epsilon_nominal"), metrics.get("epsilon_effective"),
+                                         y_test[attribute], np.asarray(attacker["predictions"][attribute]),
+                                         n_classes=len(meta["private_attributes"][attribute])))
+    return result
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
+                        seed: int, threads: int) -> None:
+    """Attack the releases just written and store the parts for the attack job: the attribute attackers, and
+    word recovery when the dataset's word sets are already there (else the attack job computes it)."""
+    from privtext.attack.inversion import WORDS_FILE
+    from privtext.jobs.attack_cache import store
+
+    max_train = attack.get("max_train")
+    word_attacker = (attack.get("inversion") or {}).get("attacker")
+    words = data_dir / WORDS_FILE
+    words = words if word_attacker and words.exists() else None
+    keys = _attack_keys(run_dir, attack["attackers"], seed, max_train, word_attacker, words)
+    parts = {"attributes": (keys["attributes"], {
+        **_attribute_attacks(meta, data_dir, run_dir, attack["attackers"], seed, max_train, threads,
+                             attack.get("device", "auto")), "computed_in": "train job"})}
+    if "inversion" in keys:
+        parts["inversion"] = (keys["inversion"], {**_word_recovery(run_dir, words, word_attacker, seed, max_train),
+                                                  "computed_in": "train job"})
+    store(run_dir, {name: (key, json.loads(json_text(result))) for name, (key, result) in parts.items()})
 
 
 def json_text(record: Mapping[str, Any]) -> str:

@@ -27,6 +27,8 @@ FINETUNE_SUFFIX = "+finetune"
 # Snakemake wildcard templates of a grid point's folders (``params`` is ``mu~0/epsilon~8/...``).
 RUN_DIR = RUNS_ROOT + "/{dataset}/{encoder}/{method}/{params}/seed~{seed}"
 EMBEDDING_DIR = "results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}"
+# The unaltered text's features (mu = 0: one extraction, seed 0, serves every point; GridPoint.embedding_dir).
+FROZEN_FEATURES_DIR = EMBEDDING_DIR.replace("{mu}", "0").replace("{seed}", "0")
 # Per-job wall time, CPU and memory (Snakemake `benchmark:`), mirroring the run folders.
 BENCHMARK_DIR = RUN_DIR.replace(RUNS_ROOT, "results/benchmarks/runs", 1)
 
@@ -115,8 +117,9 @@ class GridPoint:
         serves every seed and method. A fine-tuned point has none (it encodes the text itself)."""
         if self.finetune:
             raise ValueError(f"{self.run_dir} fine-tunes its encoder: it reads text, not frozen features")
-        seed = 0 if self.mu == 0 else self.seed
-        return EMBEDDING_DIR.format(dataset=self.dataset, encoder=self.encoder, mu=format_value(self.mu), seed=seed)
+        if self.mu == 0:
+            return FROZEN_FEATURES_DIR.format(dataset=self.dataset, encoder=self.encoder)
+        return EMBEDDING_DIR.format(dataset=self.dataset, encoder=self.encoder, mu=format_value(self.mu), seed=self.seed)
 
 
 def study_points(

@@ -60,3 +60,18 @@ def above_ceiling_p_value(correct: int, n: int, ceiling: float) -> float:
     if not 0.0 <= ceiling <= 1.0:
         raise ValueError(f"ceiling must be in [0, 1], got {ceiling!r}")
     return float(binom.sf(correct - 1, n, ceiling))
+
+
+def ceiling_record(epsilon_nominal: float | None, epsilon_effective: float | None, y_test: np.ndarray,
+                   y_pred: np.ndarray, n_classes: int) -> dict[str, float | list[int] | None]:
+    """An attacker's test accuracy against the ceilings of a release's nominal and effective ε: each ceiling
+    (from the test split's class counts) and the p-value of "above it". ``None`` where the release claims no
+    ε (a method without a privacy layer)."""
+    counts = np.bincount(np.asarray(y_test, dtype=np.int64), minlength=n_classes)
+    correct, n = int(np.sum(np.asarray(y_pred) == np.asarray(y_test))), int(len(y_test))
+    record: dict[str, float | list[int] | None] = {"test_class_counts": counts.tolist()}
+    for name, epsilon in (("nominal", epsilon_nominal), ("effective", epsilon_effective)):
+        ceiling = None if epsilon is None else attack_ceiling(epsilon, counts)
+        record[f"ceiling_{name}"] = ceiling
+        record[f"p_above_{name}_ceiling"] = None if ceiling is None else above_ceiling_p_value(correct, n, ceiling)
+    return record

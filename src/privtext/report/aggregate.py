@@ -8,6 +8,8 @@ from typing import Iterable
 
 import pandas as pd
 
+from privtext.measures.multiple_testing import holm
+
 RUN_COLUMNS = ("dataset", "encoder", "method", "seed", "privacy_layer", "epsilon_nominal", "epsilon_effective", "representation_dim")
 
 
@@ -26,12 +28,32 @@ def run_record(run_dir: str | Path) -> dict:
     return record
 
 
+# Family-wise level of the above-ceiling flags: Holm over every row of a runs table that has a ceiling.
+CEILING_TEST_LEVEL = 0.05
+INVERSION_SCORES = ("precision", "recall", "f1")
+
+
+def inversion_columns(attack: dict) -> dict:
+    """A grid point's word-recovery scores as runs-table columns (NaN with the reason where not measured)."""
+    inversion = attack.get("inversion") or {"status": "not measured: attack.json predates word recovery"}
+    measured = inversion["status"] == "measured"
+    nan = float("nan")
+    columns = {"inversion_status": inversion["status"]}
+    columns.update({f"inversion_{name}": inversion[name] if measured else nan for name in INVERSION_SCORES})
+    columns["inversion_baseline_f1"] = inversion["baseline"]["f1"] if measured else nan
+    columns["inversion_advantage"] = inversion["advantage"] if measured else nan
+    return columns
+
+
 def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per grid point x attacker x attribute (docs/methods.md, "Measures"), with every parameter, ε and all metrics."""
+    """One row per grid point x attacker x attribute (docs/methods.md, "Measures"), with every parameter, ε, all
+    metrics, the attacker's ε ceilings and the point's word recovery. ``above_{nominal,effective}_ceiling``
+    flags the rows whose attacker beats that ceiling, Holm-corrected over the rows of this table that have one."""
     rows = []
     for run_dir in run_dirs:
         base = run_record(run_dir)
         attack = _read(Path(run_dir) / "attack.json")
+        inversion = inversion_columns(attack)
         for attacker, result in attack["attackers"].items():
             privacy = result.get("empirical_privacy", {})
             for attribute, scores in result["attributes"].items():
@@ -46,15 +68,26 @@ def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
                         "attack_majority_rate": scores["majority_rate"],
                         "attack_advantage": scores["accuracy"] - scores["majority_rate"],
                         "empirical_privacy": privacy.get(scores["kind"]),
+                        **{column: _number(scores.get(column)) for column in CEILING_COLUMNS},
+                        **inversion,
                     }
                 )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
+    for name in ("nominal", "effective"):
+        table[f"above_{name}_ceiling"] = holm(table[f"p_above_{name}_ceiling"].tolist(), CEILING_TEST_LEVEL)
     param_columns = sorted(c for c in table.columns if c.startswith("param_"))
     ordered = ["dataset", "encoder", "method", *param_columns, "seed"]
     rest = [c for c in table.columns if c not in ordered]
     return table[ordered + rest].sort_values(["dataset", "method", *param_columns, "seed", "attacker", "attribute"], kind="stable")
+
+
+CEILING_COLUMNS = ("ceiling_nominal", "ceiling_effective", "p_above_nominal_ceiling", "p_above_effective_ceiling")
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 MEASURE_COLUMNS = ("measure", "split", "attribute", "attacker", "group", "value")

@@ -1,0 +1,140 @@
+"""The attack ladder of one study and dataset: every defence (rung) from no defence to the strongest ε, with what
+each attacker still recovers — private attributes (next to the ε ceilings) and the words of the text — so one
+glance shows how much each rung buys. Reads runs.csv (and optionally measures.csv, frozen.json); never retrains."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from privtext.plan.grid import FINETUNE_SUFFIX
+from privtext.methods.spec import GRID_PARAMS, WORD_DROPOUT, WORD_DROPOUT_DEFAULT
+from privtext.report.artefacts.common import FIGURE_STYLE, METHOD_ORDER, PALETTE, dataset_label
+
+FROZEN_RUNG = "no defence (frozen features)"
+FIXED_PARAMS = ("param_epsilon", "param_lambda", "param_mu")  # always in the table, NaN where a method lacks them
+INVERSION = ("inversion_f1", "inversion_baseline_f1", "inversion_advantage")
+# Written by runs_table as the study measures them; absent ones read as NaN so a partial runs.csv still draws.
+OPTIONAL = ("ceiling_nominal", "ceiling_effective", "above_nominal_ceiling", "inversion_status", *INVERSION)
+
+
+def _flag(values: pd.Series) -> pd.Series:
+    """True/False whether read as bools or (with NaN in the column) as strings."""
+    return values.astype(str).str.lower().isin({"true", "1", "1.0"})
+
+
+def _status(values: pd.Series) -> str:
+    found = sorted(set(values.dropna().astype(str)))
+    return "; ".join(found) if found else "not measured"
+
+
+def _label(method: str, encoder: str, params: Mapping[str, Any]) -> str:
+    """'cape ε=1 λ=1': the method and its set grid values (μ only when word dropout is on)."""
+    parts = [method + (" (fine-tuned)" if str(encoder).endswith(FINETUNE_SUFFIX) else "")]
+    for column, value in params.items():
+        name = column.removeprefix("param_")
+        if pd.notna(value) and not (name == WORD_DROPOUT and value == WORD_DROPOUT_DEFAULT):
+            parts.append(f"{GRID_PARAMS[name].label if name in GRID_PARAMS else name}={value:g}")
+    return " ".join(parts)
+
+
+def _order(table: pd.DataFrame) -> pd.DataFrame:
+    """Methods without ε first, then DP methods by method, ε descending (weakest privacy first), then λ."""
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    keys = table.assign(
+        _dp=table["param_epsilon"].notna() | table["epsilon_nominal"].notna(),
+        _rank=table["method"].map(lambda m: rank.get(m, len(rank))),
+        _eps=-table["param_epsilon"],
+    )
+    params = [c for c in table.columns if c.startswith("param_") and c != "param_epsilon"]
+    return table.loc[keys.sort_values(["_dp", "_rank", "method", "_eps", *params, "encoder"], kind="stable").index]
+
+
+def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | None = None,
+                 measures: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per rung of ``dataset``: means over seeds and private attributes of each attacker's accuracy, the
+    ceilings, MDL and word recovery; the frozen-feature rung (``frozen``: frozen.json) first when given."""
+    rows = runs[runs["dataset"] == dataset].reindex(columns=[*runs.columns, *(c for c in OPTIONAL if c not in runs)])
+    if rows.empty:
+        raise ValueError(f"no runs for dataset {dataset!r}")
+    varying = [c for c in rows.columns if c.startswith("param_") and c not in FIXED_PARAMS and rows[c].nunique() > 1]
+    params = [*FIXED_PARAMS, *varying]
+    rows = rows.reindex(columns=[*rows.columns, *(c for c in params if c not in rows)])
+    rows["_flag"] = _flag(rows["above_nominal_ceiling"])
+    mdl = measures[measures["measure"] == "mdl_kbits"] if measures is not None else None
+    records = []
+    for (method, encoder, *values), rung in rows.groupby(["method", "encoder", *params], dropna=False, sort=False):
+        points = rung.drop_duplicates("run_dir")  # inversion is per grid point, repeated on each row
+        accuracy = {a: rung.loc[rung["attacker"] == a, "attack_accuracy"].mean() for a in ("linear", "mlp")}
+        kbits = mdl.loc[mdl["run_dir"].isin(points["run_dir"]), "value"].mean() if mdl is not None else np.nan
+        records.append({
+            "rung": _label(method, encoder, dict(zip(params, values))), "method": method, "encoder": encoder,
+            **dict(zip(params, values)),
+            "epsilon_nominal": rung["epsilon_nominal"].mean(), "epsilon_effective": rung["epsilon_effective"].mean(),
+            "n_seeds": rung["seed"].nunique(),
+            "linear_accuracy": accuracy["linear"], "mlp_accuracy": accuracy["mlp"],
+            "majority_rate": rung["attack_majority_rate"].mean(),
+            "ceiling_nominal": rung["ceiling_nominal"].mean(), "ceiling_effective": rung["ceiling_effective"].mean(),
+            "flagged_above_nominal": int(rung["_flag"].sum()), "mdl_kbits": kbits,
+            **{c: points[c].mean() for c in INVERSION}, "inversion_status": _status(points["inversion_status"]),
+        })
+    table = _order(pd.DataFrame(records))
+    if frozen is not None:
+        first = {"rung": FROZEN_RUNG, "method": "frozen", "inversion_f1": frozen["f1"],
+                 "inversion_baseline_f1": frozen["baseline"]["f1"], "inversion_advantage": frozen["advantage"],
+                 "inversion_status": frozen["status"]}
+        table = pd.concat([pd.DataFrame([first]), table], ignore_index=True)[table.columns]
+    table = table.astype({"n_seeds": "Int64", "flagged_above_nominal": "Int64"})  # the frozen rung has neither
+    return table.reset_index(drop=True)
+
+
+def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
+    """Two panels sharing the rungs: attribute inference against the ceilings, and word recovery."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    y = np.arange(len(table))
+    with matplotlib.rc_context(FIGURE_STYLE):
+        figure = Figure(figsize=(10, 1.6 + 0.32 * len(table)), layout="constrained")
+        left, right = figure.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
+        left.plot(table["linear_accuracy"], y, "o", color="#0072B2", label="linear attacker")
+        left.plot(table["mlp_accuracy"], y, "s", color="#D55E00", label="mlp attacker")
+        left.plot(table["majority_rate"], y, "x", color="#555555", label="majority rate")
+        left.plot(table["ceiling_nominal"], y, "|", color="#000000", markersize=14, mew=2, label="ceiling (nominal ε)")
+        left.plot(table["ceiling_effective"], y, "|", color="#999999", markersize=14, mew=2,
+                  label="ceiling (effective ε)")
+        left.set(title="attribute inference accuracy", xlabel="accuracy (mean over seeds and attributes)")
+        left.set_yticks(y, table["rung"])
+        left.invert_yaxis()
+        figure.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
+        advantage = table["inversion_advantage"]
+        colours = [PALETTE.get(m, "#333333") for m in table["method"]]
+        right.scatter(advantage, y, c=colours, zorder=3)
+        right.axvline(0, color="#555555", linewidth=1)
+        title = "word recovery\n(inversion advantage = F1 − baseline F1)"
+        if advantage.isna().all():
+            title += "\nnot applicable: no text"
+            right.set_xticks([])
+        right.set(title=title, xlabel="advantage")
+        figure.suptitle(f"Attack ladder: {dataset_label(dataset)}")
+    return figure
+
+
+def write_ladder(runs_csv: str | Path, out_tables: Mapping[str, str | Path], out_figures: Mapping[str, str | Path],
+                 frozen: Mapping[str, str | Path], measures_csv: str | Path | None = None) -> None:
+    """Write each dataset's ladder CSV and PNG; a dataset without runs is an error, not an empty figure."""
+    runs = pd.read_csv(runs_csv)
+    measures = pd.read_csv(measures_csv) if measures_csv else None
+    for dataset, table_path in out_tables.items():
+        if not (runs["dataset"] == dataset).any():
+            raise ValueError(f"{runs_csv} has no rows for dataset {dataset!r}")
+        info = json.loads(Path(frozen[dataset]).read_text()) if dataset in frozen else None
+        table = ladder_table(runs, dataset, info, measures)
+        for path in (table_path, out_figures[dataset]):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(table_path, index=False)
+        ladder_figure(table, dataset).savefig(out_figures[dataset], dpi=120)

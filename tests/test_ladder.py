@@ -1,0 +1,137 @@
+"""The attack ladder: rung order, means over seeds and attributes, ceilings, MDL and word recovery."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privtext.report.ladder import FROZEN_RUNG, ladder_figure, ladder_table, write_ladder
+
+ATTRIBUTES = ("age", "gender")
+ATTACKERS = ("linear", "mlp")
+# (method, epsilon, lambda, seeds): given out of ladder order on purpose
+GRID = [("dpnr", 0.1, np.nan, (1, 2)), ("adv", np.nan, 1.0, (1,)), ("dpnr", 1.0, np.nan, (1, 2)),
+        ("nonpriv", np.nan, np.nan, (1,))]
+FROZEN = {"status": "measured", "precision": 0.6, "recall": 0.5, "f1": 0.55, "advantage": 0.25,
+          "baseline": {"precision": 0.3, "recall": 0.3, "f1": 0.3, "threshold": 0.5, "n_words_predicted": 10}}
+
+
+def _runs() -> pd.DataFrame:
+    rows, value = [], itertools.count()
+    for dataset in ("tp_us", "adult"):
+        text = dataset == "tp_us"
+        for method, epsilon, lam, seeds in GRID:
+            for seed in seeds:
+                run_dir = f"runs/{dataset}/{method}/{epsilon}/{lam}/{seed}"
+                f1 = 0.4 + 0.01 * seed if text else np.nan
+                for attacker, attribute in itertools.product(ATTACKERS, ATTRIBUTES):
+                    dp = not np.isnan(epsilon)
+                    rows.append({
+                        "dataset": dataset, "encoder": "minilm" if text else "tabular", "method": method,
+                        "param_epsilon": epsilon, "param_lambda": lam, "param_mu": 0.0, "seed": seed,
+                        "epsilon_nominal": epsilon, "epsilon_effective": epsilon * 10, "run_dir": run_dir,
+                        "attacker": attacker, "attribute": attribute,
+                        "attack_accuracy": 0.5 + next(value) / 1000, "attack_majority_rate": 0.5,
+                        "ceiling_nominal": 0.6 if dp else np.nan, "ceiling_effective": 0.9 if dp else np.nan,
+                        # flagged: the mlp attacker on age at ε = 1 only
+                        "above_nominal_ceiling": (epsilon == 1.0 and attacker == "mlp" and attribute == "age")
+                        if dp else np.nan,
+                        "inversion_status": "measured" if text else "not applicable: no text",
+                        "inversion_f1": f1, "inversion_baseline_f1": 0.3 if text else np.nan,
+                        "inversion_advantage": f1 - 0.3 if text else np.nan,
+                    })
+    return pd.DataFrame(rows)
+
+
+def _row(table: pd.DataFrame, rung: str) -> pd.Series:
+    return table.set_index("rung").loc[rung]
+
+
+def test_rungs_are_ordered_from_no_defence_to_the_strongest_epsilon():
+    table = ladder_table(_runs(), "tp_us", frozen=FROZEN)
+    assert list(table["rung"]) == [FROZEN_RUNG, "nonpriv", "adv λ=1", "dpnr ε=1", "dpnr ε=0.1"]
+    assert list(table["n_seeds"].iloc[1:]) == [1, 1, 2, 2]
+
+
+def test_means_are_over_seeds_and_attributes_per_attacker():
+    runs = _runs()
+    table = ladder_table(runs, "tp_us")
+    rung = runs[(runs["dataset"] == "tp_us") & (runs["method"] == "dpnr") & (runs["param_epsilon"] == 1.0)]
+    mlp = rung.loc[rung["attacker"] == "mlp", "attack_accuracy"]
+    assert len(mlp) == 4  # 2 seeds × 2 attributes
+    row = _row(table, "dpnr ε=1")
+    assert row["mlp_accuracy"] == pytest.approx(mlp.mean())
+    assert row["linear_accuracy"] == pytest.approx(rung.loc[rung["attacker"] == "linear", "attack_accuracy"].mean())
+    assert (row["majority_rate"], row["ceiling_nominal"], row["ceiling_effective"]) == pytest.approx((0.5, 0.6, 0.9))
+    assert row["epsilon_effective"] == pytest.approx(10.0)
+    # inversion is per grid point: seeds 1 and 2 give F1 0.41 and 0.42
+    assert row["inversion_f1"] == pytest.approx(0.415)
+    assert row["inversion_advantage"] == pytest.approx(0.115)
+    assert np.isnan(_row(table, "nonpriv")["ceiling_nominal"])
+
+
+def test_flagged_rows_are_counted_per_rung():
+    table = ladder_table(_runs(), "tp_us").set_index("rung")["flagged_above_nominal"]
+    assert table.to_dict() == {"nonpriv": 0, "adv λ=1": 0, "dpnr ε=1": 2, "dpnr ε=0.1": 0}
+
+
+def test_frozen_rung_comes_first_with_its_advantage():
+    row = ladder_table(_runs(), "tp_us", frozen=FROZEN).iloc[0]
+    assert row["rung"] == FROZEN_RUNG
+    assert (row["inversion_f1"], row["inversion_baseline_f1"], row["inversion_advantage"]) == (0.55, 0.3, 0.25)
+    assert row["inversion_status"] == "measured" and np.isnan(row["mlp_accuracy"])
+
+
+def test_tabular_dataset_has_no_inversion():
+    table = ladder_table(_runs(), "adult")
+    assert table["inversion_f1"].isna().all() and table["inversion_advantage"].isna().all()
+    assert set(table["inversion_status"]) == {"not applicable: no text"}
+    assert table["mdl_kbits"].isna().all()
+
+
+def test_mdl_is_merged_from_measures():
+    runs = _runs()
+    dirs = sorted(runs.loc[(runs["dataset"] == "tp_us") & (runs["param_epsilon"] == 1.0), "run_dir"].unique())
+    measures = pd.DataFrame(
+        [{"run_dir": d, "measure": m, "attribute": a, "value": v + (i * 2 if m == "mdl_kbits" else 100)}
+         for i, d in enumerate(dirs) for a, v in zip(ATTRIBUTES, (1.0, 3.0)) for m in ("mdl_kbits", "mdl_compression")])
+    table = ladder_table(runs, "tp_us", measures=measures)
+    assert _row(table, "dpnr ε=1")["mdl_kbits"] == pytest.approx((1 + 3 + 3 + 5) / 4)
+    assert np.isnan(_row(table, "nonpriv")["mdl_kbits"])
+
+
+def test_figure_builds_for_text_and_tabular():
+    runs = _runs()
+    for dataset, frozen in (("tp_us", FROZEN), ("adult", None)):
+        figure = ladder_figure(ladder_table(runs, dataset, frozen), dataset)
+        assert len(figure.axes) == 2
+    assert "not applicable: no text" in figure.axes[1].get_title()
+
+
+def test_write_ladder_writes_each_dataset(tmp_path):
+    runs_csv = tmp_path / "runs.csv"
+    _runs().to_csv(runs_csv, index=False)
+    frozen = tmp_path / "inversion" / "tp_us" / "minilm" / "frozen.json"
+    frozen.parent.mkdir(parents=True)
+    frozen.write_text(json.dumps(FROZEN))
+    tables = {d: tmp_path / "tables" / f"{d}.csv" for d in ("tp_us", "adult")}
+    figures = {d: tmp_path / "figures" / f"{d}.png" for d in ("tp_us", "adult")}
+    write_ladder(runs_csv, tables, figures, {"tp_us": frozen}, None)
+    for dataset in tables:
+        assert figures[dataset].stat().st_size > 0
+        expected = ladder_table(_runs(), dataset, FROZEN if dataset == "tp_us" else None)
+        assert list(pd.read_csv(tables[dataset])["rung"]) == list(expected["rung"])
+    assert pd.read_csv(tables["tp_us"])["rung"].iloc[0] == FROZEN_RUNG
+
+
+def test_a_dataset_without_runs_is_an_error(tmp_path):
+    runs_csv = tmp_path / "runs.csv"
+    _runs().to_csv(runs_csv, index=False)
+    with pytest.raises(ValueError, match="blog"):
+        write_ladder(runs_csv, {"blog": tmp_path / "b.csv"}, {"blog": tmp_path / "b.png"}, {}, None)
+    with pytest.raises(ValueError, match="blog"):
+        ladder_table(_runs(), "blog")

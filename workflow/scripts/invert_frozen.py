@@ -1,0 +1,18 @@
+"""results/inversion/{dataset}/{encoder}/frozen.json: word recovery from the frozen encoder features, the
+attack ladder's "no defence" rung (privtext.attack.inversion)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from privtext.attack.inversion import read_word_sets, recover_words
+from privtext.data import SPLITS
+from privtext.jobs.runs import json_text
+from privtext.runtime.logs import finish_job, setup_logging
+
+setup_logging(snakemake.log[0])
+features = {split: np.load(snakemake.input[f"features_{split}"], allow_pickle=False) for split in SPLITS}
+result = recover_words(features, read_word_sets(snakemake.input.words), attacker=snakemake.params.word_attacker,
+                       seed=snakemake.params.seed, max_train=snakemake.params.max_train)
+Path(snakemake.output[0]).write_text(json_text({**result, "release": "frozen encoder features"}))
+finish_job()
