@@ -47,13 +47,21 @@ for _study in config["run_studies"]:
             ],
             **_measures,
         output:
-            tables=[f"results/tables/studies/{_study}/ladder/{d}.csv" for d in _datasets],
+            tables=[
+                report(
+                    f"results/tables/studies/{_study}/ladder/{d}.csv",
+                    caption="../report/ladder.rst",
+                    category="Attack ladder",
+                    labels={"study": _study, "dataset": d, "format": "csv"},
+                )
+                for d in _datasets
+            ],
             figures=[
                 report(
                     f"results/figures/studies/{_study}/ladder/{d}.png",
                     caption="../report/ladder.rst",
                     category="Attack ladder",
-                    labels={"study": _study, "dataset": d},
+                    labels={"study": _study, "dataset": d, "format": "png"},
                 )
                 for d in _datasets
             ],

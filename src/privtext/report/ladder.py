@@ -104,9 +104,10 @@ def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
         left.plot(table["linear_accuracy"], y, "o", color="#0072B2", label="linear attacker")
         left.plot(table["mlp_accuracy"], y, "s", color="#D55E00", label="mlp attacker")
         left.plot(table["majority_rate"], y, "x", color="#555555", label="majority rate")
-        left.plot(table["ceiling_nominal"], y, "|", color="#000000", markersize=14, mew=2, label="ceiling (nominal ε)")
+        # effective first: where a method's two ε agree, the nominal mark stays visible on top
         left.plot(table["ceiling_effective"], y, "|", color="#999999", markersize=14, mew=2,
                   label="ceiling (effective ε)")
+        left.plot(table["ceiling_nominal"], y, "|", color="#000000", markersize=14, mew=2, label="ceiling (nominal ε)")
         left.set(title="attribute inference accuracy", xlabel="accuracy (mean over seeds and attributes)")
         left.set_yticks(y, table["rung"])
         left.invert_yaxis()
