@@ -134,8 +134,8 @@ def weaker_p_value(old_only: int, new_only: int) -> float:
 
 def holm(p_values: dict[Any, float], level: float = 0.05) -> set[Any]:
     """The keys whose hypotheses Holm's step-down procedure rejects at family-wise ``level``."""
-    # imported here: `attack` runs this file under older checkouts, which have no privtext.claims.inference
-    from privtext.claims.inference import holm as holm_rejects
+    # imported here: `attack` runs this file under older checkouts, which have no privtext.measures.multiple_testing
+    from privtext.measures.multiple_testing import holm as holm_rejects
 
     keys = list(p_values)
     return {key for key, rejected in zip(keys, holm_rejects([p_values[k] for k in keys], level)) if rejected}
