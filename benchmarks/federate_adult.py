@@ -76,10 +76,12 @@ EXIT
 
 PUBLISH_JOB = """
 import sys
-from privtext.jobs.attack_cache import attack_key, publish
+from privtext.jobs.runs import attack_grid_point
 workdir, attackers, max_train = sys.argv[1], sys.argv[2].split(","), None if sys.argv[3] == "None" else int(sys.argv[3])
 run_dir = f"{workdir}/RUN_DIR"
-assert publish(run_dir, f"{run_dir}/attack.json", attack_key(run_dir, attackers=attackers, seed=10, max_train=max_train))
+result = attack_grid_point(data_dir=f"{workdir}/results/data/adult", run_dir=run_dir, out_path=f"{run_dir}/attack.json",
+                           attackers=attackers, seed=10, max_train=max_train)
+assert result["computed_in"] == "train job"  # published, not attacked again
 print("{}")
 EXIT
 """.replace("RUN_DIR", RUN_DIR)

@@ -137,9 +137,8 @@ def attack_inputs(wildcards):
 
 
 def vocabulary_settings():
-    inversion = config["attack"]["inversion"]
-    return {"size": inversion["vocabulary_size"], "remove_stop_words": inversion["remove_stop_words"],
-            "min_df": inversion["min_df"]}
+    """attack.inversion without the attacker: what the word sets depend on (VocabularySettings' fields)."""
+    return {k: v for k, v in config["attack"]["inversion"].items() if k != "attacker"}
 
 
 def grid_params_of(wildcards):

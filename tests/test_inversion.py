@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from privtext.attack.inversion import (SPLITS, VocabularySettings, best_threshold, fit_vocabulary,
+from privtext.data import SPLITS
+from privtext.attack.inversion import (VocabularySettings, best_threshold, fit_vocabulary,
                                        frequency_baseline, micro_scores, recover_words, word_sets, write_word_sets)
 
 # Content words only (letters): "bac", "bad", ...
@@ -27,7 +28,7 @@ def corpus(n: int, seed: int) -> list[str]:
 @pytest.fixture(scope="module")
 def words() -> dict[str, np.ndarray]:
     texts = {"train": corpus(2000, 1), "dev": corpus(500, 2), "test": corpus(500, 3)}
-    vocabulary = fit_vocabulary(texts["train"], VocabularySettings(size=60, min_df=2))
+    vocabulary = fit_vocabulary(texts["train"], VocabularySettings(vocabulary_size=60, min_df=2))
     return {split: word_sets(texts[split], vocabulary) for split in SPLITS}
 
 
@@ -83,16 +84,16 @@ def test_the_threshold_rule_and_micro_scores_on_hand_cases():
 def test_the_vocabulary_is_fitted_on_training_texts_only(tmp_path):
     train = ["apple banana cherry", "apple banana", "apple cherry the and"]
     dev_a, dev_b = ["zebra zebra", "apple"], ["yak yak", "banana kiwi"]
-    settings = VocabularySettings(size=10, min_df=1)
+    settings = VocabularySettings(vocabulary_size=10, min_df=1)
     first = write_word_sets({"train": train, "dev": dev_a, "test": dev_b}, settings, tmp_path / "a.npz")
     second = write_word_sets({"train": train, "dev": dev_b, "test": dev_a}, settings, tmp_path / "b.npz")
     assert first["vocabulary"] == second["vocabulary"] == ["apple", "banana", "cherry"]  # stop words out
     assert first["train_document_frequency"] == pytest.approx([1.0, 2 / 3, 2 / 3])
-    capped = fit_vocabulary(train, VocabularySettings(size=1, min_df=1))
+    capped = fit_vocabulary(train, VocabularySettings(vocabulary_size=1, min_df=1))
     assert capped == ["apple"]  # the word in the most training texts
-    assert fit_vocabulary(train, VocabularySettings(size=10, min_df=3)) == ["apple"]
+    assert fit_vocabulary(train, VocabularySettings(vocabulary_size=10, min_df=3)) == ["apple"]
     with pytest.raises(ValueError, match="no vocabulary"):
-        fit_vocabulary(["the and of"], VocabularySettings(size=10, min_df=1))
+        fit_vocabulary(["the and of"], VocabularySettings(vocabulary_size=10, min_df=1))
     json.dumps(first)  # the record is plain JSON
 
 

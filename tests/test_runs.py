@@ -89,27 +89,28 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
 def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tmp_path):
     import numpy as np
 
-    from privtext.jobs.attack_cache import attack_key, inversion_key, store, stored
+    from privtext.jobs.attack_cache import attack_keys, store, stored
+
+    def keys(attackers=("linear",), seed=10, word_attacker="ridge"):
+        return attack_keys(tmp_path, attackers=list(attackers), seed=seed, max_train=None,
+                           word_attacker=word_attacker, words=tmp_path / "words.npz")
 
     for split in ("train", "dev", "test"):
         np.save(tmp_path / f"released_{split}.npy", np.ones((3, 2), dtype=np.float32))
     (tmp_path / "words.npz").write_bytes(b"first vocabulary")
-    key = attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None)
-    words_key = inversion_key(tmp_path, tmp_path / "words.npz", attacker="ridge", seed=10, max_train=None)
-    store(tmp_path, {"attributes": (key, {"attackers": {}}), "inversion": (words_key, {"f1": 0.5})})
-    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["mlp"], seed=10, max_train=None)) is None
-    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["linear"], seed=20, max_train=None)) is None
-    assert stored(tmp_path, "inversion", inversion_key(tmp_path, tmp_path / "words.npz", attacker="mlp", seed=10,
-                                                       max_train=None)) is None
+    key = keys()
+    store(tmp_path, {"attributes": (key["attributes"], {"attackers": {}}), "inversion": (key["inversion"], {"f1": 0.5})})
+    assert "attributes" not in stored(tmp_path, keys(attackers=["mlp"]))
+    assert "attributes" not in stored(tmp_path, keys(seed=20))
+    assert "inversion" not in stored(tmp_path, keys(word_attacker="mlp"))
     (tmp_path / "words.npz").write_bytes(b"another vocabulary")  # other word sets: the attribute part still holds
-    assert stored(tmp_path, "inversion", inversion_key(tmp_path, tmp_path / "words.npz", attacker="ridge", seed=10,
-                                                       max_train=None)) is None
-    assert stored(tmp_path, "attributes", key) == {"attackers": {}}
+    assert stored(tmp_path, keys()) == {"attributes": {"attackers": {}}}
     np.save(tmp_path / "released_test.npy", np.zeros((3, 2), dtype=np.float32))  # retrained: other releases
-    assert stored(tmp_path, "attributes", attack_key(tmp_path, attackers=["linear"], seed=10, max_train=None)) is None
+    assert stored(tmp_path, keys()) == {}
     np.save(tmp_path / "released_test.npy", np.ones((3, 2), dtype=np.float32))
-    assert stored(tmp_path, "attributes", key) == {"attackers": {}}
-    assert stored(tmp_path, "inversion", key) is None  # a part is only published under its own key
+    assert stored(tmp_path, {"attributes": key["attributes"]}) == {"attributes": {"attackers": {}}}
+    # a part is only published under its own key
+    assert stored(tmp_path, {"inversion": key["attributes"]}) == {}
 
 
 def test_a_train_job_with_its_attackers_imports_neither_scikit_learn_scipy_pandas_nor_dynamo(demo_point, tmp_path):
@@ -158,7 +159,7 @@ def test_attack_json_holds_the_epsilon_ceilings_and_the_word_recovery(demo_point
     assert scores["p_above_nominal_ceiling"] == above_ceiling_p_value(correct, len(z_test), scores["ceiling_nominal"])
 
     texts = {s: pd.read_parquet(root / f"data/{s}.parquet")["text"].tolist() for s in ("train", "dev", "test")}
-    write_word_sets(texts, VocabularySettings(size=50, min_df=2), tmp_path / "words.npz")
+    write_word_sets(texts, VocabularySettings(vocabulary_size=50, min_df=2), tmp_path / "words.npz")
     words = attack_grid_point(**common, word_attacker="ridge", words=tmp_path / "words.npz")["inversion"]
     assert words["status"] == "measured" and 0 <= words["f1"] <= 1 and words["n_words"] <= 50
     assert words["advantage"] == pytest.approx(words["f1"] - words["baseline"]["f1"])

@@ -16,7 +16,6 @@ about 0 whatever the vocabulary's skew.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from dataclasses import dataclass
@@ -25,10 +24,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from privtext.data import SPLITS
 from privtext.data.sampling import seeded_rows
 from privtext.standins.estimators import Standardiser
 
-SPLITS = ("train", "dev", "test")
 NO_TEXT = "not applicable: no text"
 # A text dataset's word sets, beside its splits (results/data/{dataset}/), written by the word_sets rule.
 WORDS_FILE = "words.npz"
@@ -40,12 +39,12 @@ TOKEN_PATTERN = r"(?u)\b[^\W\d_]{2,}\b"
 class VocabularySettings:
     """Which words the attacker is asked to recover (config ``attack.inversion``)."""
 
-    size: int = 1000
+    vocabulary_size: int = 1000
     remove_stop_words: bool = True
     min_df: int = 5
 
     def __post_init__(self) -> None:
-        if self.size < 1 or self.min_df < 1:
+        if self.vocabulary_size < 1 or self.min_df < 1:
             raise ValueError(f"attack.inversion: vocabulary_size and min_df must be >= 1, got {self}")
 
 
@@ -56,10 +55,10 @@ def _vectorizer(**options: Any):
 
 
 def fit_vocabulary(train_texts: Sequence[str], settings: VocabularySettings) -> list[str]:
-    """The ``settings.size`` words in the most training texts (after scikit-learn's English stop words if
+    """The ``settings.vocabulary_size`` words in the most training texts (after scikit-learn's English stop words if
     removed, and at least ``min_df`` texts), alphabetical. Only training texts are read."""
     vectorizer = _vectorizer(stop_words="english" if settings.remove_stop_words else None,
-                             min_df=settings.min_df, max_features=settings.size)
+                             min_df=settings.min_df, max_features=settings.vocabulary_size)
     try:
         vectorizer.fit(train_texts)
     except ValueError as error:  # no word survives min_df / stop words
@@ -83,7 +82,7 @@ def write_word_sets(texts: Mapping[str, Sequence[str]], settings: VocabularySett
     np.savez_compressed(partial, **sets)
     os.replace(partial, out_npz)
     return {
-        "vocabulary_size": settings.size, "remove_stop_words": settings.remove_stop_words, "min_df": settings.min_df,
+        "vocabulary_size": settings.vocabulary_size, "remove_stop_words": settings.remove_stop_words, "min_df": settings.min_df,
         "token_pattern": TOKEN_PATTERN, "n_words": len(vocabulary), "vocabulary": vocabulary,
         "train_document_frequency": sets["train"].mean(axis=0).round(6).tolist(),
         "words_per_text": {split: float(sets[split].sum(axis=1).mean()) for split in SPLITS},
@@ -94,10 +93,6 @@ def write_word_sets(texts: Mapping[str, Sequence[str]], settings: VocabularySett
 def read_word_sets(path: str | Path) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as stored:
         return {split: stored[split].astype(bool) for split in SPLITS}
-
-
-def sha256_of(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def micro_scores(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:

@@ -24,21 +24,17 @@ PRECOMPUTED = "attack_precomputed.json"
 FORMAT = 2
 
 
-def _released(run_dir: str | Path) -> dict[str, str]:
-    return {s: sha256_file(Path(run_dir) / f"released_{s}.npy") for s in SPLITS}
-
-
-def attack_key(run_dir: str | Path, *, attackers: Sequence[str], seed: int, max_train: int | None) -> dict[str, Any]:
-    """What the attribute attackers' results are a function of (threads and device change no number)."""
-    return {"format": FORMAT, "attackers": list(attackers), "seed": int(seed), "max_train": max_train,
-            "released_sha256": _released(run_dir)}
-
-
-def inversion_key(run_dir: str | Path, words: str | Path, *, attacker: str, seed: int,
-                  max_train: int | None) -> dict[str, Any]:
-    """What a word-recovery result is a function of: the word sets hold the vocabulary settings."""
-    return {"format": FORMAT, "attacker": attacker, "seed": int(seed), "max_train": max_train,
-            "words_sha256": sha256_file(words), "released_sha256": _released(run_dir)}
+def attack_keys(run_dir: str | Path, *, attackers: Sequence[str], seed: int, max_train: int | None,
+                word_attacker: str | None = None, words: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """What each part's result is a function of (threads and device change no number): the attribute
+    attackers', and word recovery's when ``word_attacker`` runs on the word sets ``words`` (which hold the
+    vocabulary settings). The released files are hashed once for both."""
+    released = {s: sha256_file(Path(run_dir) / f"released_{s}.npy") for s in SPLITS}
+    common = {"format": FORMAT, "seed": int(seed), "max_train": max_train, "released_sha256": released}
+    keys = {"attributes": {**common, "attackers": list(attackers)}}
+    if word_attacker is not None and words is not None:
+        keys["inversion"] = {**common, "attacker": word_attacker, "words_sha256": sha256_file(words)}
+    return keys
 
 
 def store(run_dir: str | Path, parts: Mapping[str, tuple[dict[str, Any], Any]]) -> None:
@@ -47,10 +43,9 @@ def store(run_dir: str | Path, parts: Mapping[str, tuple[dict[str, Any], Any]]) 
         json.dumps({name: {"key": key, "result": result} for name, (key, result) in parts.items()}) + "\n")
 
 
-def stored(run_dir: str | Path, part: str, key: dict[str, Any]) -> Any | None:
-    """The stored result of ``part`` if it was computed for exactly ``key``, else None."""
+def stored(run_dir: str | Path, keys: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The stored result of each part of ``keys`` that was computed for exactly its key (part → result)."""
     path = Path(run_dir) / PRECOMPUTED
-    if not path.exists():
-        return None
-    entry = json.loads(path.read_text()).get(part)
-    return entry["result"] if isinstance(entry, dict) and entry.get("key") == key else None
+    entries = json.loads(path.read_text()) if path.exists() else {}
+    return {part: entries[part]["result"] for part, key in keys.items()
+            if isinstance(entries.get(part), dict) and entries[part].get("key") == key}

@@ -214,46 +214,40 @@ def attack_grid_point(
     these settings and releases are published, the others computed (:mod:`privtext.jobs.attack_cache`).
 
     ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
-    from privtext.jobs.attack_cache import stored
+    from privtext.jobs.attack_cache import attack_keys, stored
 
     data_dir, run_dir = Path(data_dir), Path(run_dir)
     meta = read_meta(data_dir)
-    keys = _attack_keys(run_dir, attackers, seed, max_train, word_attacker, words)
-    attributes = stored(run_dir, "attributes", keys["attributes"])
-    if attributes is None:
-        attributes = _attribute_attacks(meta, data_dir, run_dir, attackers, seed, max_train, threads, device)
+    keys = attack_keys(run_dir, attackers=attackers, seed=seed, max_train=max_train, word_attacker=word_attacker,
+                       words=words)
+    parts = stored(run_dir, keys)
+    released = _released(run_dir) if set(keys) - set(parts) else {}  # loaded only when something is computed
+    if "attributes" not in parts:
+        parts["attributes"] = _attribute_attacks(meta, data_dir, released, attackers, seed, max_train, threads, device)
     if word_attacker is None:
         inversion: dict[str, Any] = {"status": "not measured: attack.inversion.attacker is null"}
     elif words is None:
         inversion = {"status": NO_TEXT}
     else:
-        inversion = stored(run_dir, "inversion", keys["inversion"])
-        if inversion is None:
-            inversion = _word_recovery(run_dir, Path(words), word_attacker, seed, max_train)
-    result = _with_ceilings(attributes, meta, data_dir, _read_json(run_dir / "metrics.json"))
+        inversion = parts.get("inversion") or _word_recovery(released, Path(words), word_attacker, seed, max_train)
+    result = _with_ceilings(parts["attributes"], meta, data_dir, json.loads((run_dir / "metrics.json").read_text()))
     result["inversion"] = inversion
     Path(out_path).write_text(json_text(result))
     return result
 
 
-def _attack_keys(run_dir: Path, attackers: Sequence[str], seed: int, max_train: int | None,
-                 word_attacker: str | None, words: Path | None) -> dict[str, dict[str, Any]]:
-    from privtext.jobs.attack_cache import attack_key, inversion_key
-
-    keys = {"attributes": attack_key(run_dir, attackers=attackers, seed=seed, max_train=max_train)}
-    if word_attacker is not None and words is not None:
-        keys["inversion"] = inversion_key(run_dir, words, attacker=word_attacker, seed=seed, max_train=max_train)
-    return keys
+def _released(run_dir: Path) -> dict[str, np.ndarray]:
+    return {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
 
 
-def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attackers: Sequence[str], seed: int,
-                       max_train: int | None, threads: int, device: str) -> dict[str, Any]:
+def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, released: Mapping[str, np.ndarray],
+                       attackers: Sequence[str], seed: int, max_train: int | None, threads: int,
+                       device: str) -> dict[str, Any]:
     from privtext.attack.attackers import run_attacks
     from privtext.runtime.devices import device_record, resolve_device
 
     started = time.perf_counter()
     attributes = list(meta["private_attributes"])
-    released = {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
     Z = {split: _private_labels(data_dir, split, attributes) for split in SPLITS}
     used = resolve_device(device)
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
@@ -267,10 +261,10 @@ def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, a
             "versions": versions()}
 
 
-def _word_recovery(run_dir: Path, words: Path, attacker: str, seed: int, max_train: int | None) -> dict[str, Any]:
+def _word_recovery(released: Mapping[str, np.ndarray], words: Path, attacker: str, seed: int,
+                   max_train: int | None) -> dict[str, Any]:
     from privtext.attack.inversion import read_word_sets, recover_words
 
-    released = {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
     return recover_words(released, read_word_sets(words), attacker=attacker, seed=seed, max_train=max_train)
 
 
@@ -291,27 +285,25 @@ def _with_ceilings(attributes: Mapping[str, Any], meta: Mapping[str, Any], data_
     return result
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
-
-
 def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
                         seed: int, threads: int) -> None:
     """Attack the releases just written and store the parts for the attack job: the attribute attackers, and
     word recovery when the dataset's word sets are already there (else the attack job computes it)."""
     from privtext.attack.inversion import WORDS_FILE
-    from privtext.jobs.attack_cache import store
+    from privtext.jobs.attack_cache import attack_keys, store
 
     max_train = attack.get("max_train")
     word_attacker = (attack.get("inversion") or {}).get("attacker")
     words = data_dir / WORDS_FILE
     words = words if word_attacker and words.exists() else None
-    keys = _attack_keys(run_dir, attack["attackers"], seed, max_train, word_attacker, words)
+    keys = attack_keys(run_dir, attackers=attack["attackers"], seed=seed, max_train=max_train,
+                       word_attacker=word_attacker, words=words)
+    released = _released(run_dir)
     parts = {"attributes": (keys["attributes"], {
-        **_attribute_attacks(meta, data_dir, run_dir, attack["attackers"], seed, max_train, threads,
+        **_attribute_attacks(meta, data_dir, released, attack["attackers"], seed, max_train, threads,
                              attack.get("device", "auto")), "computed_in": "train job"})}
     if "inversion" in keys:
-        parts["inversion"] = (keys["inversion"], {**_word_recovery(run_dir, words, word_attacker, seed, max_train),
+        parts["inversion"] = (keys["inversion"], {**_word_recovery(released, words, word_attacker, seed, max_train),
                                                   "computed_in": "train job"})
     store(run_dir, {name: (key, json.loads(json_text(result))) for name, (key, result) in parts.items()})
 

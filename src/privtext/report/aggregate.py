@@ -31,6 +31,7 @@ def run_record(run_dir: str | Path) -> dict:
 # Family-wise level of the above-ceiling flags: Holm over every row of a runs table that has a ceiling.
 CEILING_TEST_LEVEL = 0.05
 INVERSION_SCORES = ("precision", "recall", "f1")
+CEILING_COLUMNS = ("ceiling_nominal", "ceiling_effective", "p_above_nominal_ceiling", "p_above_effective_ceiling")
 
 
 def inversion_columns(attack: dict) -> dict:
@@ -43,6 +44,10 @@ def inversion_columns(attack: dict) -> dict:
     columns["inversion_baseline_f1"] = inversion["baseline"]["f1"] if measured else nan
     columns["inversion_advantage"] = inversion["advantage"] if measured else nan
     return columns
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
@@ -81,13 +86,6 @@ def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
     ordered = ["dataset", "encoder", "method", *param_columns, "seed"]
     rest = [c for c in table.columns if c not in ordered]
     return table[ordered + rest].sort_values(["dataset", "method", *param_columns, "seed", "attacker", "attribute"], kind="stable")
-
-
-CEILING_COLUMNS = ("ceiling_nominal", "ceiling_effective", "p_above_nominal_ceiling", "p_above_effective_ceiling")
-
-
-def _number(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
 
 
 MEASURE_COLUMNS = ("measure", "split", "attribute", "attacker", "group", "value")

@@ -18,8 +18,6 @@ from privtext.report.artefacts.common import FIGURE_STYLE, METHOD_ORDER, PALETTE
 FROZEN_RUNG = "no defence (frozen features)"
 FIXED_PARAMS = ("param_epsilon", "param_lambda", "param_mu")  # always in the table, NaN where a method lacks them
 INVERSION = ("inversion_f1", "inversion_baseline_f1", "inversion_advantage")
-# Written by runs_table as the study measures them; absent ones read as NaN so a partial runs.csv still draws.
-OPTIONAL = ("ceiling_nominal", "ceiling_effective", "above_nominal_ceiling", "inversion_status", *INVERSION)
 
 
 def _flag(values: pd.Series) -> pd.Series:
@@ -58,7 +56,7 @@ def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | N
                  measures: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per rung of ``dataset``: means over seeds and private attributes of each attacker's accuracy, the
     ceilings, MDL and word recovery; the frozen-feature rung (``frozen``: frozen.json) first when given."""
-    rows = runs[runs["dataset"] == dataset].reindex(columns=[*runs.columns, *(c for c in OPTIONAL if c not in runs)])
+    rows = runs[runs["dataset"] == dataset]
     if rows.empty:
         raise ValueError(f"no runs for dataset {dataset!r}")
     varying = [c for c in rows.columns if c.startswith("param_") and c not in FIXED_PARAMS and rows[c].nunique() > 1]
