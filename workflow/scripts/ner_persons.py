@@ -8,12 +8,17 @@ from pathlib import Path
 
 from privtext.data import Quarantine
 from privtext.data.ag import read_ag_documents
+from privtext.data.common import check_quarantine_fraction
 from privtext.data.ner import person_mentions
 from privtext.runtime.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 inputs = {role: Path(path) for role, path in snakemake.input.items() if role in ("newsspace", "csv_train", "csv_test")}
-documents = read_ag_documents(inputs, Quarantine())
+quarantine, filtered = Quarantine(), {}
+documents = read_ag_documents(inputs, quarantine, filtered)
+# The build applies the same ceiling to the same reading; failing here spares the long NER run.
+check_quarantine_fraction("ag", quarantine, kept=len(documents), filtered=filtered,
+                          max_fraction=snakemake.config["max_quarantine_fraction"])
 documents["persons"] = person_mentions(
     documents["text"].tolist(),
     snakemake.wildcards.backend,

@@ -23,7 +23,7 @@ from xml.sax.saxutils import unescape
 
 import pandas as pd
 
-from privtext.data.common import SPLITS, BuiltDataset, DatasetError, Quarantine, split_frame
+from privtext.data.common import SPLITS, BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, split_frame
 from privtext.data.ner import canonical_persons, top_persons
 
 # Label order is pnet's (and so DPNR's): index = y.
@@ -114,6 +114,13 @@ def _read_newsspace(path: Path, quarantine: Quarantine) -> tuple[list[tuple], di
         if category is None or (title is None and description is None):
             quarantine.add("newsspace_missing_field", path, line, record[:200])
             continue
+        # `&#xD800;` decodes to a lone surrogate, which no UTF-8 writer accepts (the split would fail to save).
+        unencodable = next((tag for tag, value in (("category", category), ("title", title),
+                                                   ("description", description))
+                            if value and has_lone_surrogate(value)), None)
+        if unencodable:
+            quarantine.add("unencodable_text", path, line, record[:200], field=unencodable)
+            continue
         category = category.strip()
         if category not in NEWSSPACE_CATEGORIES:
             other_categories[category] += 1
@@ -182,9 +189,15 @@ def _read_documents(inputs: Mapping[str, Path], quarantine: Quarantine) -> tuple
     return frame, filtered
 
 
-def read_ag_documents(inputs: Mapping[str, Path], quarantine: Quarantine) -> pd.DataFrame:
-    """AG documents of the source in ``inputs``: columns ``id``, ``text``, ``y`` (int) and ``category``."""
-    return _read_documents(inputs, quarantine)[0]
+def read_ag_documents(
+    inputs: Mapping[str, Path], quarantine: Quarantine, filtered: dict[str, int] | None = None
+) -> pd.DataFrame:
+    """AG documents of the source in ``inputs``: columns ``id``, ``text``, ``y`` (int) and ``category``; the
+    records left out by design are counted into ``filtered`` when it is given."""
+    documents, counts = _read_documents(inputs, quarantine)
+    if filtered is not None:
+        filtered.update(counts)
+    return documents
 
 
 def _attach_persons(documents: pd.DataFrame, ner_path: Path) -> pd.DataFrame:

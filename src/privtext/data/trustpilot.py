@@ -11,8 +11,13 @@ order gender, birth year, [geocodes], reviews):
   absent or None), ``missing_geocodes`` (tp_uk), ``no_reviews``, ``bad_gender`` (not 'F'/'M'),
   ``bad_birth_year`` (not an integer in 1900..2020, or after the review), ``bad_rating`` (missing or not
   1..5), ``empty_text``, ``bad_date`` (tp_us: no review year), ``bad_geocode`` (tp_uk: first geocode without
-  a valid lat/lng). A missing or null required field is bad input by the project's rule (issue #2), even
-  though both papers silently skip such users; counting it keeps the skip visible.
+  a valid lat/lng), ``wrong_type`` (a field of the wrong type, e.g. a list for ``gender`` or ``user_id``),
+  ``unencodable_text`` (text or user_id holding a lone surrogate, e.g. from a ``\\ud800`` escape, which no
+  UTF-8 writer accepts). Examples carry the ``field`` at fault. A missing or null required field is bad input
+  by the project's rule (issue #2), even though both papers silently skip such users; counting it keeps the
+  skip visible. ``missing_gender``, ``missing_birth_year`` and ``missing_geocodes`` are optional profile
+  fields that much of the corpus leaves out, so they are marked incomplete and not held against
+  ``max_quarantine_fraction``.
 - ``filtered`` (the papers' documented selection, counted per user):
   ``age_between_<young_below>_and_<old_above>`` (tp_us).
 
@@ -37,7 +42,7 @@ import numpy as np
 import pandas as pd
 import pygeohash
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, split_frame
+from privtext.data.common import BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, short_repr, split_frame
 
 RATING_NAMES = ["1", "2", "3", "4", "5"]  # y = rating - 1
 GENDER_CODES = {"M": 0, "F": 1}
@@ -50,15 +55,23 @@ _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 class _Drop(Exception):
     """A user or review that does not become an example: quarantined (bad input) or filtered (by design)."""
 
-    def __init__(self, reason: str, detail: str = "", *, filtered: bool = False) -> None:
+    def __init__(
+        self, reason: str, detail: str = "", *, filtered: bool = False, field: str | None = None,
+        incomplete: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.reason, self.detail, self.filtered = reason, detail, filtered
+        self.field, self.incomplete = field, incomplete
 
     def record(self, quarantine: Quarantine, filtered: Counter, source: str, line: int) -> None:
         if self.filtered:
             filtered[self.reason] += 1
         else:
-            quarantine.add(self.reason, source, line, self.detail)
+            quarantine.add(self.reason, source, line, self.detail, field=self.field, incomplete=self.incomplete)
+
+
+def _wrong_type(field: str, value: Any) -> _Drop:
+    return _Drop("wrong_type", f"{field} is a {type(value).__name__}: {short_repr(value)}", field=field)
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -127,17 +140,19 @@ def read_users(path: str | Path, quarantine: Quarantine) -> Iterator[tuple[str, 
 
 def _gender_code(user: Mapping) -> int:
     gender = user.get("gender")
-    if gender is None:
-        raise _Drop("missing_gender")
+    if gender is None:  # an optional profile field, which many of the corpus's users leave out
+        raise _Drop("missing_gender", field="gender", incomplete=True)
+    if not isinstance(gender, str):  # checked before the lookup: a list is unhashable
+        raise _wrong_type("gender", gender)
     if gender not in GENDER_CODES:
-        raise _Drop("bad_gender", f"gender {gender!r}")
+        raise _Drop("bad_gender", f"gender {short_repr(gender)}", field="gender")
     return GENDER_CODES[gender]
 
 
 def _birth_year(user: Mapping) -> int:
     value = user.get("birth_year")
-    if value is None:
-        raise _Drop("missing_birth_year")
+    if value is None:  # an optional profile field, like gender
+        raise _Drop("missing_birth_year", field="birth_year", incomplete=True)
     year = None
     if isinstance(value, int) and not isinstance(value, bool):
         year = value
@@ -146,14 +161,14 @@ def _birth_year(user: Mapping) -> int:
     elif isinstance(value, str) and value.strip().isdigit():
         year = int(value)
     if year is None or not BIRTH_YEAR_RANGE[0] <= year <= BIRTH_YEAR_RANGE[1]:
-        raise _Drop("bad_birth_year", f"birth_year {value!r}")
+        raise _Drop("bad_birth_year", f"birth_year {short_repr(value)}", field="birth_year")
     return year
 
 
 def _reviews(user: Mapping) -> list:
     reviews = user.get("reviews")
     if not isinstance(reviews, list) or not reviews:
-        raise _Drop("no_reviews", f"reviews {str(reviews)[:40]!r}")
+        raise _Drop("no_reviews", f"reviews {short_repr(reviews)}", field="reviews")
     return reviews
 
 
@@ -168,7 +183,7 @@ def _label(review: Mapping, index: int) -> int:
     rating = review.get("rating")
     text = str(rating).strip() if isinstance(rating, (str, int)) and not isinstance(rating, bool) else ""
     if text not in RATING_NAMES:
-        raise _Drop("bad_rating", f"review {index} rating {rating!r}")
+        raise _Drop("bad_rating", f"review {index} rating {short_repr(rating)}", field="rating")
     return int(text) - 1
 
 
@@ -185,23 +200,34 @@ def _review_year(review: Mapping, index: int) -> int:
     date = review.get("date")
     match = _DATE.match(date) if isinstance(date, str) else None
     if match is None or not 1 <= int(match.group(2)) <= 12 or not 1 <= int(match.group(3)) <= 31:
-        raise _Drop("bad_date", f"review {index} date {date!r}")
+        raise _Drop("bad_date", f"review {index} date {short_repr(date)}", field="date")
     return int(match.group(1))
 
 
 def _first_geohash(user: Mapping, precision: int) -> str:
     """Geohash of the first geocode (CAPE); a user without geocodes is filtered, a broken one quarantined."""
     geocodes = user.get("geocodes")
-    if not geocodes:
-        raise _Drop("missing_geocodes")
+    if not geocodes:  # optional: only users who gave a location have them
+        raise _Drop("missing_geocodes", field="geocodes", incomplete=True)
     first = geocodes[0] if isinstance(geocodes, list) else None
     try:
         lat, lng = float(first["lat"]), float(first["lng"])
     except (TypeError, KeyError, ValueError):
-        raise _Drop("bad_geocode", f"first geocode {str(first)[:60]!r}") from None
+        raise _Drop("bad_geocode", f"first geocode {short_repr(first)}", field="geocodes") from None
     if not (-90 <= lat <= 90 and -180 <= lng <= 180):
-        raise _Drop("bad_geocode", f"first geocode lat={lat} lng={lng}")
+        raise _Drop("bad_geocode", f"first geocode lat={lat} lng={lng}", field="geocodes")
     return pygeohash.encode(lat, lng, precision=precision)
+
+
+def _check_user_id(user: Mapping) -> None:
+    """A user_id that is present must be a str or int that UTF-8 can encode (it becomes the example id)."""
+    user_id = user.get("user_id")
+    if user_id is None:
+        return
+    if not isinstance(user_id, (str, int)) or isinstance(user_id, bool):
+        raise _wrong_type("user_id", user_id)
+    if isinstance(user_id, str) and has_lone_surrogate(user_id):
+        raise _Drop("unencodable_text", f"user_id {short_repr(user_id)}", field="user_id")
 
 
 class _UniqueIds:
@@ -240,10 +266,12 @@ def _us_example(user: Mapping, young_below: int, old_above: int) -> dict[str, An
     title = review.get("title") if isinstance(review.get("title"), str) else ""
     text = " ".join([title, *_paragraphs(review)]).strip()
     if not text:
-        raise _Drop("empty_text", "review 0 has no title or text")
+        raise _Drop("empty_text", "review 0 has no title or text", field="text")
+    if has_lone_surrogate(text):  # e.g. a `\ud800` escape: a str no UTF-8 writer accepts
+        raise _Drop("unencodable_text", "review 0 title or text holds a lone surrogate", field="text")
     age = _review_year(review, 0) - birth_year
     if age < 0:
-        raise _Drop("bad_birth_year", f"birth_year {birth_year} is after the review")
+        raise _Drop("bad_birth_year", f"birth_year {birth_year} is after the review", field="birth_year")
     if age < young_below:
         z_age = 1
     elif age > old_above:
@@ -265,6 +293,7 @@ def build_tp_us(
     for source, line, user in read_users(path, quarantine):
         try:
             row = _us_example(user, young_below, old_above)
+            _check_user_id(user)
         except _Drop as drop:
             drop.record(quarantine, filtered, source, line)
             continue
@@ -306,7 +335,9 @@ def _uk_examples(user: Mapping, precision: int) -> tuple[list[dict[str, Any]], l
             paragraphs = _paragraphs(review)
             text = paragraphs[0].strip() if paragraphs else ""  # CAPE: review['text'][0]
             if not text:
-                raise _Drop("empty_text", f"review {index} has an empty first paragraph")
+                raise _Drop("empty_text", f"review {index} has an empty first paragraph", field="text")
+            if has_lone_surrogate(text):
+                raise _Drop("unencodable_text", f"review {index} first paragraph holds a lone surrogate", field="text")
         except _Drop as drop:
             bad_reviews.append(drop)
             continue
@@ -348,6 +379,8 @@ def build_tp_uk(
     for source, line, user in read_users(path, quarantine):
         try:
             examples, bad_reviews = _uk_examples(user, precision)
+            if examples:
+                _check_user_id(user)
         except _Drop as drop:
             drop.record(quarantine, filtered, source, line)
             continue
