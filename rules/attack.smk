@@ -10,6 +10,7 @@ rule attack:
         released_train=f"{RUN_DIR}/released_train.npy",
         released_dev=f"{RUN_DIR}/released_dev.npy",
         released_test=f"{RUN_DIR}/released_test.npy",
+        attack_cache=f"{RUN_DIR}/attack_precomputed.json",
     output:
         f"{RUN_DIR}/attack.json",
     log:
@@ -26,7 +27,8 @@ rule attack:
     resources:
         mem_mb=4000,
         runtime=lambda wildcards, attempt: 15 * attempt,
-    # The script reads config["attack"]["device"] itself: like threads, a device is not a param.
+    # The script reads config["attack"]["device"] and config["deterministic"] itself: how a job runs, not a
+    # param. Its thread count is fixed at 1 (privtext.runtime.threads).
     conda:
         "../envs/privtext.yaml"
     script:
@@ -34,7 +36,7 @@ rule attack:
 
 
 # The words each text holds, over a vocabulary fitted on the training texts: the word-recovery attacker's
-# targets, once per text dataset. A train job that finds them attacks its releases with them at once.
+# targets, once per text dataset. Only attack jobs read them, so a new vocabulary retrains nothing.
 rule word_sets:
     input:
         unpack(dataset_splits),
@@ -45,8 +47,6 @@ rule word_sets:
         "results/logs/data/{dataset}_words.log",
     params:
         vocabulary=vocabulary_settings(),
-    # Train jobs of the dataset read the file when it is there: write it before they start.
-    priority: 20
     threads: 1
     resources:
         mem_mb=4000,

@@ -22,7 +22,8 @@ rule embed:
         mem_mb=6000,
         runtime=lambda wildcards, attempt: 120 * attempt,
         gpu=0,  # the SLURM profile turns it on (PRIVTEXT_SLURM_GPUS); extraction uses CUDA when present
-    # The script reads config["encoder"]["device"] itself: like threads, a device is not a param.
+    # The script reads config["encoder"]["device"] and config["deterministic"] itself: how a job runs, not a
+    # param. Thread counts move numbers (privtext.runtime.threads): encoder.threads is one, via embed_settings.
     conda:
         "../envs/privtext.yaml"
     script:

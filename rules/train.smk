@@ -13,6 +13,9 @@ rule train:
         released_test=f"{RUN_DIR}/released_test.npy",
         predictions=f"{RUN_DIR}/predictions.parquet",
         metrics=f"{RUN_DIR}/metrics.json",
+        # The attribute attackers' result, computed here for the attack job to publish (privtext.jobs.attack_cache);
+        # written by every train job, empty when it attacked nothing.
+        attack_cache=f"{RUN_DIR}/attack_precomputed.json",
     log:
         f"results/logs/{RUN_DIR}/train.log",
     benchmark:
@@ -31,7 +34,9 @@ rule train:
     resources:
         mem_mb=train_job("mem_mb"),
         runtime=train_job("runtime"),
-    # The script reads config["train"]["device"] itself: like threads, a device is not a param.
+    # The script reads config["train"]["device"] and config["deterministic"] itself: how a job runs, not a
+    # param. Thread counts move numbers (privtext.runtime.threads): a frozen point's is fixed at 1, and
+    # finetune.threads is a param of fine-tuned points (via method_settings).
     conda:
         "../envs/privtext.yaml"
     script:

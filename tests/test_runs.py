@@ -86,29 +86,30 @@ def test_attack_fairness_and_mdl_outputs_feed_the_tables(demo_point, tmp_path):
     assert per_value.loc["strong"].loc[["teen", "adult"]].to_numpy() @ weights == pytest.approx(expected)
 
 
-def test_a_stored_attack_is_published_only_for_the_same_settings_and_releases(tmp_path):
+def test_a_stored_attack_is_published_only_for_the_same_settings_releases_and_labels(tmp_path):
     import numpy as np
 
     from privtext.jobs.attack_cache import attack_keys, store, stored
 
-    def keys(attackers=("linear",), seed=10, word_attacker="ridge"):
-        return attack_keys(tmp_path, attackers=list(attackers), seed=seed, max_train=None,
-                           word_attacker=word_attacker, words=tmp_path / "words.npz")
+    meta = {"private_attributes": {"strong": ["a", "b"]}, "attribute_kinds": {"strong": "binary"}}
+    labels = {split: {"strong": np.array([0, 1, 0])} for split in ("train", "dev", "test")}
+
+    def keys(attackers=("linear",), seed=10, threads=1, labels=labels):
+        return attack_keys(tmp_path, attackers=list(attackers), seed=seed, max_train=None, threads=threads,
+                           device="cpu", labels=labels, meta=meta)
 
     for split in ("train", "dev", "test"):
         np.save(tmp_path / f"released_{split}.npy", np.ones((3, 2), dtype=np.float32))
-    (tmp_path / "words.npz").write_bytes(b"first vocabulary")
     key = keys()
-    store(tmp_path, {"attributes": (key["attributes"], {"attackers": {}}), "inversion": (key["inversion"], {"f1": 0.5})})
+    store(tmp_path, {"attributes": (key["attributes"], {"attackers": {}})})
+    assert stored(tmp_path, keys()) == {"attributes": {"attackers": {}}}
     assert "attributes" not in stored(tmp_path, keys(attackers=["mlp"]))
     assert "attributes" not in stored(tmp_path, keys(seed=20))
-    assert "inversion" not in stored(tmp_path, keys(word_attacker="mlp"))
-    (tmp_path / "words.npz").write_bytes(b"another vocabulary")  # other word sets: the attribute part still holds
-    assert stored(tmp_path, keys()) == {"attributes": {"attackers": {}}}
+    assert "attributes" not in stored(tmp_path, keys(threads=2))  # the count moves torch's numbers
+    assert "attributes" not in stored(tmp_path, keys(labels={**labels, "test": {"strong": np.array([1, 1, 0])}}))
     np.save(tmp_path / "released_test.npy", np.zeros((3, 2), dtype=np.float32))  # retrained: other releases
     assert stored(tmp_path, keys()) == {}
     np.save(tmp_path / "released_test.npy", np.ones((3, 2), dtype=np.float32))
-    assert stored(tmp_path, {"attributes": key["attributes"]}) == {"attributes": {"attackers": {}}}
     # a part is only published under its own key
     assert stored(tmp_path, {"inversion": key["attributes"]}) == {}
 

@@ -18,6 +18,7 @@ attack_grid_point(
     max_train=snakemake.params.max_train,
     threads=snakemake.threads,
     device=snakemake.config["attack"]["device"],  # not a param: a new device reruns nothing
+    deterministic=snakemake.config["deterministic"],
     word_attacker=snakemake.params.word_attacker,
     words=snakemake.input.get("words"),  # absent for a dataset without text
 )

@@ -15,8 +15,10 @@ meta = embed_dataset(
     settings=snakemake.params.encoder,
     mu=float(snakemake.wildcards.mu),
     seed=int(snakemake.wildcards.seed),
-    threads=snakemake.threads,
+    # The configured count, a param of the rule, even where Snakemake grants fewer cores: it moves the numbers.
+    threads=snakemake.config["encoder"]["threads"],
     device=snakemake.config["encoder"]["device"],  # not a param: a new device reruns nothing
+    deterministic=snakemake.config["deterministic"],
 )
 logging.info("embedded %s: %s", snakemake.wildcards.dataset, json.dumps(meta)[:500])
 finish_job()

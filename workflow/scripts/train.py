@@ -18,8 +18,11 @@ run_grid_point(point, TrainJob(
     settings=snakemake.params.settings,
     features=None if point.finetune else {s: snakemake.input[f"features_{s}"] for s in SPLITS},
     max_train=snakemake.params.max_train,
-    threads=snakemake.threads,
+    # A fine-tuned point computes with finetune.threads (a param of the rule) even where Snakemake grants
+    # fewer cores: the count moves its numbers. A frozen point's job has 1 thread, fixed by the rule.
+    threads=snakemake.config["finetune"]["threads"] if point.finetune else snakemake.threads,
     device=snakemake.config["train"]["device"],  # not a param: a new device reruns nothing
+    deterministic=snakemake.config["deterministic"],
     # Attack here, in the process that has everything loaded; the attack job publishes the result. Not a
     # param either: a change of attack.* reruns only the attack jobs (privtext.jobs.attack_cache).
     attack=snakemake.config["attack"] if snakemake.config["attack"]["in_train_job"] else None,

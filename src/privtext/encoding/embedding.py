@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privtext.data import SPLITS
+from privtext.runtime.arrays import save_finite
 from privtext.runtime.provenance import sha256_file
 from privtext.runtime.devices import device_record
 from privtext.encoding.encoders import extract_embeddings, load_encoder, tabular_features
@@ -33,11 +34,15 @@ def embed_dataset(
     seed: int,
     threads: int = 1,
     device: str = "auto",
+    deterministic: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Write ``{split}.npy`` (float32, row order of the split's parquet) and ``meta.json`` to ``out_dir``.
 
-    ``device`` (``auto``, ``cpu``, ``cuda``) is where the encoder runs; ``meta.json`` records the device used.
+    ``settings`` are the config's ``encoder`` block (``revision`` pins the weights). ``device`` (``auto``,
+    ``cpu``, ``cuda``, with ``deterministic`` kernels on CUDA) is where the encoder runs; ``meta.json``
+    records the device used. Features holding NaN or inf (fp16 autocast can overflow) fail the job, naming
+    the file, before it is written.
     """
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -45,7 +50,7 @@ def embed_dataset(
     meta: dict[str, Any] = {"encoder": encoder, "mu": mu, "seed": seed, "splits": {}}
     loaded = None
     if encoder != TABULAR_ENCODER:
-        loaded = load_encoder(settings["name"], device)
+        loaded = load_encoder(settings["name"], device, settings.get("revision"), deterministic)
         meta.update(
             **device_record(device, loaded.device),
             pooling=settings["pooling"],
@@ -74,7 +79,9 @@ def embed_dataset(
                 progress=progress,
             )
             stats = {**stats, "word_dropout": dropout}
-        np.save(out_dir / f"{split}.npy", features.astype(np.float32, copy=False), allow_pickle=False)
+        save_finite(out_dir / f"{split}.npy", features.astype(np.float32, copy=False),
+                    hint="CUDA autocast (fp16/bf16) can overflow: try encoder.device: cpu"
+                    if loaded is not None and loaded.device.type == "cuda" else "")
         meta["splits"][split] = {"input_sha256": sha256_file(data_dir / f"{split}.parquet"), **stats}
     meta["dim"] = int(features.shape[1])
     meta["seconds"] = round(time.perf_counter() - started, 3)

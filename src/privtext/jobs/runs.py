@@ -20,6 +20,7 @@ from privtext.attack.inversion import NO_TEXT
 from privtext.data import SPLITS, read_meta
 from privtext.plan.grid import GridPoint
 from privtext.measures.metrics import main_task_metrics
+from privtext.runtime.arrays import check_finite, save_finite
 from privtext.standins.parquet import read_columns, write_columns
 from privtext.runtime.provenance import versions
 from privtext.data.sampling import seeded_rows
@@ -33,6 +34,7 @@ def load_split(data_dir: str | Path, split: str, features: str | Path, attribute
 
     named, Z = _label_columns(data_dir, split, attributes, "id", "y")
     X = np.load(features, allow_pickle=False)
+    check_finite(X, features, hint="rebuild the embeddings")
     if len(X) != len(named["y"]):
         raise ValueError(f"{features}: {len(X)} rows but {data_dir}/{split}.parquet has {len(named['y'])}; "
                          "rebuild the embeddings")
@@ -63,9 +65,10 @@ class TrainJob:
 
     ``settings`` are the config's overrides of the method's paper defaults (for a fine-tuned point also, under
     ``finetune``, the encoder and its training). ``features`` are the frozen features per split (None for a
-    fine-tuned point, which reads text). ``device`` (``auto``, ``cpu``, ``cuda``) is where it trains. With
-    ``attack`` (the config's ``attack`` block) the fresh attackers run in the train job too, on the files
-    just written, and their result is left for the attack job to publish (:mod:`privtext.jobs.attack_cache`)."""
+    fine-tuned point, which reads text). ``device`` (``auto``, ``cpu``, ``cuda``) is where it trains, with
+    ``deterministic`` kernels on CUDA. With ``attack`` (the config's ``attack`` block) the fresh attribute
+    attackers run in the train job too, on the files just written, and their result is left for the attack
+    job to publish (:mod:`privtext.jobs.attack_cache`)."""
 
     data_dir: str | Path
     out_dir: str | Path
@@ -75,6 +78,7 @@ class TrainJob:
     threads: int = 1
     device: str = "auto"
     attack: Mapping[str, Any] | None = None
+    deterministic: bool = True
 
 
 def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
@@ -103,7 +107,7 @@ def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
         attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
         seed=point.seed,
         threads=job.threads,
-        device=resolve_device(job.device),
+        device=resolve_device(job.device, job.deterministic),
     )
     history = model.fit(train, splits["dev"])
     out_dir = Path(job.out_dir)
@@ -156,26 +160,35 @@ def point_record(point: GridPoint, job: TrainJob, *, meta: Mapping[str, Any], mo
 
 
 def write_point_record(point: GridPoint, job: TrainJob, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
-    """Write ``metrics.json`` (the file that marks a point trained) and, if the job says so, attack it here."""
+    """Write ``metrics.json`` (the file that marks a point trained) and the stored attacks: the attribute
+    attackers' result if the job says to attack here, else none (the file is an output of every train job)."""
+    from privtext.jobs.attack_cache import store
+
     out_dir = Path(job.out_dir)
     (out_dir / "metrics.json").write_text(json_text(record))
     log.info("%s: dev acc %.4f, test acc %.4f, %.1f s", point.run_dir, record["dev"]["accuracy"],
              record["test"]["accuracy"], record["seconds"])
     if job.attack and job.attack.get("attackers"):
-        attack_in_train_job(meta, Path(job.data_dir), out_dir, job.attack, point.seed, job.threads)
+        attack_in_train_job(meta, Path(job.data_dir), out_dir, job.attack, point.seed, job.threads, job.deterministic)
+    else:
+        store(out_dir, {})
 
 
 def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.ndarray], ids: Mapping[str, np.ndarray],
                   out_dir: Path) -> dict[str, dict[str, Any]]:
     """What every trained point writes from its fitted model and its features per split: the released
     representations of every split (fresh noise), the server's predictions on dev and test
-    (``predictions.parquet``); returns the main-task metrics of dev and test."""
+    (``predictions.parquet``); returns the main-task metrics of dev and test. Attacks stored for earlier
+    releases go first; a release holding NaN or inf fails the job, naming its file."""
+    from privtext.jobs.attack_cache import discard
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    discard(out_dir)
     scored = ("dev", "test")
     y_pred = {split: model.predict(X[split]) for split in scored}
     metrics = {split: main_task_metrics(y[split], y_pred[split]) for split in scored}
     for split in SPLITS:
-        np.save(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32), allow_pickle=False)
+        save_finite(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32))
     write_columns(out_dir / "predictions.parquet", {
         "id": np.concatenate([ids[split] for split in scored]),
         "split": np.concatenate([np.full(len(y_pred[split]), split, dtype=object) for split in scored]),
@@ -205,32 +218,40 @@ def attack_grid_point(
     max_train: int | None,
     threads: int = 1,
     device: str = "auto",
+    deterministic: bool = True,
     word_attacker: str | None = None,
     words: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write attack.json of a finished grid point: fresh attribute attackers on its released representations,
     each with the ceilings of the run's nominal and effective ε, and word recovery (``word_attacker`` on the
-    dataset's word sets ``words``; None: the dataset has no text). Parts the train job stored for exactly
-    these settings and releases are published, the others computed (:mod:`privtext.jobs.attack_cache`).
+    dataset's word sets ``words``; None: the dataset has no text). The attribute attackers' result the train
+    job stored for exactly these settings, releases and labels is published, else computed
+    (:mod:`privtext.jobs.attack_cache`); word recovery is always computed here.
 
-    ``device`` is where the torch attacker (``mlp``) trains; attack.json records the device used."""
+    ``device`` is where the torch attacker (``mlp``) trains, with ``deterministic`` kernels on CUDA;
+    attack.json records the device used."""
     from privtext.jobs.attack_cache import attack_keys, stored
 
     data_dir, run_dir = Path(data_dir), Path(run_dir)
     meta = read_meta(data_dir)
-    keys = attack_keys(run_dir, attackers=attackers, seed=seed, max_train=max_train, word_attacker=word_attacker,
-                       words=words)
+    labels = {split: _private_labels(data_dir, split, list(meta["private_attributes"])) for split in SPLITS}
+    keys = attack_keys(run_dir, attackers=attackers, seed=seed, max_train=max_train, threads=threads, device=device,
+                       labels=labels, meta=meta)
     parts = stored(run_dir, keys)
-    released = _released(run_dir) if set(keys) - set(parts) else {}  # loaded only when something is computed
+    measure_words = word_attacker is not None and words is not None
+    # The releases are loaded only when something is computed.
+    released = _released(run_dir) if "attributes" not in parts or measure_words else {}
     if "attributes" not in parts:
-        parts["attributes"] = _attribute_attacks(meta, data_dir, released, attackers, seed, max_train, threads, device)
+        parts["attributes"] = _attribute_attacks(meta, labels, released, attackers, seed, max_train, threads, device,
+                                                 deterministic)
     if word_attacker is None:
         inversion: dict[str, Any] = {"status": "not measured: attack.inversion.attacker is null"}
     elif words is None:
         inversion = {"status": NO_TEXT}
     else:
-        inversion = parts.get("inversion") or _word_recovery(released, Path(words), word_attacker, seed, max_train)
-    result = _with_ceilings(parts["attributes"], meta, data_dir, json.loads((run_dir / "metrics.json").read_text()))
+        inversion = _word_recovery(released, Path(words), word_attacker, seed, max_train, threads)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    result = _with_ceilings(parts["attributes"], meta, labels["test"], metrics)
     result["inversion"] = inversion
     Path(out_path).write_text(json_text(result))
     return result
@@ -240,16 +261,14 @@ def _released(run_dir: Path) -> dict[str, np.ndarray]:
     return {s: np.load(run_dir / f"released_{s}.npy", allow_pickle=False) for s in SPLITS}
 
 
-def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, released: Mapping[str, np.ndarray],
-                       attackers: Sequence[str], seed: int, max_train: int | None, threads: int,
-                       device: str) -> dict[str, Any]:
+def _attribute_attacks(meta: Mapping[str, Any], Z: Mapping[str, Mapping[str, np.ndarray]],
+                       released: Mapping[str, np.ndarray], attackers: Sequence[str], seed: int, max_train: int | None,
+                       threads: int, device: str, deterministic: bool | None) -> dict[str, Any]:
     from privtext.attack.attackers import run_attacks
     from privtext.runtime.devices import device_record, resolve_device
 
     started = time.perf_counter()
-    attributes = list(meta["private_attributes"])
-    Z = {split: _private_labels(data_dir, split, attributes) for split in SPLITS}
-    used = resolve_device(device)
+    used = resolve_device(device, deterministic)
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
                          threads=threads, device=used)
     for attacker in result["attackers"].values():  # value index -> the dataset's value name
@@ -262,20 +281,21 @@ def _attribute_attacks(meta: Mapping[str, Any], data_dir: Path, released: Mappin
 
 
 def _word_recovery(released: Mapping[str, np.ndarray], words: Path, attacker: str, seed: int,
-                   max_train: int | None) -> dict[str, Any]:
+                   max_train: int | None, threads: int) -> dict[str, Any]:
     from privtext.attack.inversion import read_word_sets, recover_words
+    from privtext.runtime.threads import limited_threads
 
-    return recover_words(released, read_word_sets(words), attacker=attacker, seed=seed, max_train=max_train)
+    with limited_threads(threads):
+        return recover_words(released, read_word_sets(words), attacker=attacker, seed=seed, max_train=max_train)
 
 
-def _with_ceilings(attributes: Mapping[str, Any], meta: Mapping[str, Any], data_dir: Path,
+def _with_ceilings(attributes: Mapping[str, Any], meta: Mapping[str, Any], y_test: Mapping[str, np.ndarray],
                    metrics: Mapping[str, Any]) -> dict[str, Any]:
     """The attribute attackers' results with, beside each accuracy, the ceilings of the run's nominal and
-    effective ε on that attribute's test prior (:mod:`privtext.privacy.ceiling`). Computed on publishing, not
-    stored: an ε accounting fix reaches them without attacking again."""
+    effective ε on that attribute's test prior (:mod:`privtext.privacy.ceiling`; ``y_test``: attribute → test
+    labels). Computed on publishing, not stored: an ε accounting fix reaches them without attacking again."""
     from privtext.privacy.ceiling import ceiling_record
 
-    y_test = _private_labels(data_dir, "test", list(meta["private_attributes"]))
     result = json.loads(json_text(attributes))  # a copy, JSON-ready
     for attacker in result["attackers"].values():
         for attribute, scores in attacker["attributes"].items():
@@ -286,26 +306,18 @@ def _with_ceilings(attributes: Mapping[str, Any], meta: Mapping[str, Any], data_
 
 
 def attack_in_train_job(meta: Mapping[str, Any], data_dir: Path, run_dir: Path, attack: Mapping[str, Any],
-                        seed: int, threads: int) -> None:
-    """Attack the releases just written and store the parts for the attack job: the attribute attackers, and
-    word recovery when the dataset's word sets are already there (else the attack job computes it)."""
-    from privtext.attack.inversion import WORDS_FILE
+                        seed: int, threads: int, deterministic: bool | None = None) -> None:
+    """Attack the releases just written with the attribute attackers and store the result for the attack job.
+    Word recovery is left to the attack job: the train job reads no word sets, which are not its input."""
     from privtext.jobs.attack_cache import attack_keys, store
 
-    max_train = attack.get("max_train")
-    word_attacker = (attack.get("inversion") or {}).get("attacker")
-    words = data_dir / WORDS_FILE
-    words = words if word_attacker and words.exists() else None
-    keys = attack_keys(run_dir, attackers=attack["attackers"], seed=seed, max_train=max_train,
-                       word_attacker=word_attacker, words=words)
-    released = _released(run_dir)
-    parts = {"attributes": (keys["attributes"], {
-        **_attribute_attacks(meta, data_dir, released, attack["attackers"], seed, max_train, threads,
-                             attack.get("device", "auto")), "computed_in": "train job"})}
-    if "inversion" in keys:
-        parts["inversion"] = (keys["inversion"], {**_word_recovery(released, words, word_attacker, seed, max_train),
-                                                  "computed_in": "train job"})
-    store(run_dir, {name: (key, json.loads(json_text(result))) for name, (key, result) in parts.items()})
+    max_train, device = attack.get("max_train"), attack.get("device", "auto")
+    labels = {split: _private_labels(data_dir, split, list(meta["private_attributes"])) for split in SPLITS}
+    keys = attack_keys(run_dir, attackers=attack["attackers"], seed=seed, max_train=max_train, threads=threads,
+                       device=device, labels=labels, meta=meta)
+    result = {**_attribute_attacks(meta, labels, _released(run_dir), attack["attackers"], seed, max_train, threads,
+                                   device, deterministic), "computed_in": "train job"}
+    store(run_dir, {"attributes": (keys["attributes"], json.loads(json_text(result)))})
 
 
 def json_text(record: Mapping[str, Any]) -> str:

@@ -3,11 +3,16 @@
 ``auto`` picks CUDA when torch sees a GPU, else the CPU. A GPU is chosen with ``CUDA_VISIBLE_DEVICES`` (the
 way cluster schedulers hand them out), so ``cuda`` means the first visible one. torch is imported inside the
 functions: importing this module costs nothing (the Snakefile and fairness jobs never load torch).
+
+On CUDA, ``deterministic`` (the config's top-level key, default true) asks torch for deterministic kernels,
+so a job rerun on the same GPU gives the same numbers; the CPU needs no such request (its kernels are
+deterministic at a fixed thread count, :mod:`privtext.runtime.threads`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,8 +25,9 @@ class DeviceError(ValueError):
     """A device was requested that does not exist here; the message says what to use instead."""
 
 
-def resolve_device(requested: "str | torch.device" = "auto") -> "torch.device":
-    """``auto`` -> CUDA when available, else CPU; ``cpu``; ``cuda`` (or ``cuda:i``) only when a GPU is usable."""
+def resolve_device(requested: "str | torch.device" = "auto", deterministic: bool | None = None) -> "torch.device":
+    """``auto`` -> CUDA when available, else CPU; ``cpu``; ``cuda`` (or ``cuda:i``) only when a GPU is usable.
+    A job's entry point passes ``deterministic`` (:func:`set_deterministic`); None leaves torch as it is."""
     import torch
 
     if isinstance(requested, torch.device):
@@ -39,7 +45,29 @@ def resolve_device(requested: "str | torch.device" = "auto") -> "torch.device":
             f"device: {requested} was requested but torch.cuda.is_available() is False "
             "(no GPU / CPU-only torch build); use device: auto or cpu"
         )
+    if deterministic is not None:
+        set_deterministic(device, deterministic)
     return device
+
+
+# cuBLAS is deterministic only with a fixed workspace (torch's "Reproducibility" notes); read when cuBLAS
+# starts, so it is set before the first CUDA kernel.
+CUBLAS_WORKSPACE = ":4096:8"
+
+
+def set_deterministic(device: "torch.device", deterministic: bool) -> None:
+    """On CUDA, make torch use deterministic kernels (``True``: an operation without one fails, naming
+    itself; set ``deterministic: false`` to allow the faster nondeterministic kernels). Nothing changes on the
+    CPU, whose numbers stay those of every earlier run."""
+    import torch
+
+    if device.type != "cuda":
+        return
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+    torch.use_deterministic_algorithms(bool(deterministic))
+    torch.backends.cudnn.deterministic = bool(deterministic)
+    torch.backends.cudnn.benchmark = False  # autotuning picks kernels by timing, so by chance
 
 
 def autocast_dtype(device: "torch.device") -> "torch.dtype | None":
@@ -67,4 +95,5 @@ def device_record(requested: "str | torch.device", device: "torch.device") -> di
     record: dict[str, Any] = {"device": str(device), "device_requested": str(requested)}
     if device.type == "cuda":
         record["device_name"] = torch.cuda.get_device_name(device)
+        record["deterministic"] = torch.are_deterministic_algorithms_enabled()
     return record

@@ -1,6 +1,13 @@
-"""One way to cap the threads a job uses: torch's intra-op pool and the BLAS/OpenMP pools of numpy,
+"""One way to set the threads a job uses: torch's intra-op pool and the BLAS/OpenMP pools of numpy,
 scipy and scikit-learn. Snakemake gives each job ``threads`` cores; a job that took more would slow its
-neighbours (and change nothing in its numbers: every result here is the same at any thread count)."""
+neighbours.
+
+The count is also part of what a job computes: torch and BLAS split a reduction between threads, so a sum
+over 4 M float32 differs in its last digits between 1 and 2 threads, and those digits grow through a
+network's layers. So no job takes its count from the machine: train (frozen features), attack, MDL and word
+recovery jobs run at 1 thread; extraction and fine-tuning at ``encoder.threads`` and ``finetune.threads``,
+which are params of their rules (a change reruns them) and are used even where Snakemake grants fewer
+cores."""
 
 from __future__ import annotations
 
