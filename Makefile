@@ -5,20 +5,29 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.privtext-installed
-SHARED := $(abspath $(CURDIR)/../shared)
+# make's path functions split their argument at spaces, so a project whose path has one ("~/my work/privtext")
+# takes care: abspath sees each space as SPACE_MARK, wildcard as an escaped space, and a recipe gets each path
+# as one quoted shell word.
+EMPTY :=
+SPACE := $(EMPTY) $(EMPTY)
+SPACE_MARK := <space>
+SHARED := $(subst $(SPACE_MARK),$(SPACE),$(abspath $(subst $(SPACE),$(SPACE_MARK),$(CURDIR))/../shared))
+# $(call is_folder,PATH): non-empty when the folder PATH exists. $(call shell_word,TEXT): TEXT single-quoted.
+is_folder = $(wildcard $(subst $(SPACE),\ ,$(1))/.)
+shell_word = '$(subst ','\'',$(1))'
 
 # Offline copies of the raw corpora and NLTK models, when they sit beside the project.
 CONFIG_OVERRIDES :=
-ifneq ($(wildcard $(SHARED)/data/.),)
-CONFIG_OVERRIDES += data_mirror=$(SHARED)/data
+ifneq ($(call is_folder,$(SHARED)/data),)
+CONFIG_OVERRIDES += $(call shell_word,data_mirror=$(SHARED)/data)
 export PRIVTEXT_DATA_MIRROR := $(SHARED)/data
 endif
-ifneq ($(wildcard $(SHARED)/nltk_data/.),)
-CONFIG_OVERRIDES += nltk_data=$(SHARED)/nltk_data
+ifneq ($(call is_folder,$(SHARED)/nltk_data),)
+CONFIG_OVERRIDES += $(call shell_word,nltk_data=$(SHARED)/nltk_data)
 export PRIVTEXT_NLTK_DATA := $(SHARED)/nltk_data
 endif
-ifneq ($(wildcard $(SHARED)/paper_results/.),)
-CONFIG_OVERRIDES += published_results=$(SHARED)/paper_results/published.csv
+ifneq ($(call is_folder,$(SHARED)/paper_results),)
+CONFIG_OVERRIDES += $(call shell_word,published_results=$(SHARED)/paper_results/published.csv)
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
@@ -48,14 +57,14 @@ audit: $(STAMP)
 # make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
-	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu]' run_audit=true $(CLAIMS_CONFIG)
+	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap):
 # a cluster's job (add --profile profiles/slurm via CLAIMS_CONFIG's neighbour SNAKEMAKE_ARGS); its cost:
 # .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
 SNAKEMAKE_ARGS ?=
 claims-full: $(STAMP)
-	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu]' \
+	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,seed_shape]' \
 		'claims_studies=[claims_full,claims_full_mu]' 'train={max_train: null}' run_audit=true $(CLAIMS_CONFIG)
 
 dryrun: $(STAMP)

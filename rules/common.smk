@@ -3,17 +3,20 @@ from pathlib import Path
 
 # Everything imported here is light (no torch, matplotlib, pandas or scikit-learn): every dry run, every test
 # that plans a workflow and every cluster job re-parses this file.
-from privtext.plan.config import canonical_config_paths, validate_config
+from privtext.plan.config import ConfigError, canonical_config_paths, check_import_path, validate_config
 from privtext.attack.inversion import WORDS_FILE
 from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
-from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout
+from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout, unobtainable_raw_files
+from privtext.data.attributes import private_attribute_names
 from privtext.report.artefacts import ARTEFACTS
 from privtext.encoding.names import TABULAR_ENCODER
-from privtext.plan.grid import BENCHMARK_DIR, EMBEDDING_DIR, FROZEN_FEATURES_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
+from privtext.plan.grid import NAME_PATTERN, SLUG_PATTERN, BENCHMARK_DIR, EMBEDDING_DIR, FROZEN_FEATURES_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
 from privtext.methods import METHODS
 from privtext.data.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
 
 
+# The library these rules call must be this checkout's (a .venv installed from another one would run its code).
+check_import_path(Path(workflow.basedir) / "src")
 # The schema (with method ids and keys from the method registry) fills defaults; nested --config values
 # arriving as strings are coerced first.
 validate_config(config)
@@ -32,10 +35,11 @@ wildcard_constraints:
     split="|".join(SPLITS),
     backend="nltk|spacy",
     method="|".join(METHODS),
-    encoder="[^/]+",
+    encoder=SLUG_PATTERN,
+    study=NAME_PATTERN,
     mu="[0-9.]+",
     seed="[0-9]+",
-    params=r"mu~[^/]+(/[a-z_]+~[^/]+)*",
+    params=r"mu~[0-9.]+(/[a-z_]+~[A-Za-z0-9._+-]+)*",
 
 
 def _layout(dataset):
@@ -56,6 +60,22 @@ def selected_datasets():
     if config["datasets"] != "auto":
         return list(config["datasets"])
     return [d for d in BUILDERS if d == "demo" or _layout(d) is not None]
+
+
+def check_raw_files():
+    """Refuse, before any job, a selected dataset whose raw files are missing and cannot be downloaded
+    (downloads off, or a file with no public source): its download jobs could only fail."""
+    reasons = [
+        f"{dataset}: {reason}"
+        for dataset in selected_datasets() if dataset != "demo" and _layout(dataset) is None
+        for reason in unobtainable_raw_files(dataset, RAW_DIR, allow_download=config["allow_download"])
+    ]
+    if reasons:
+        raise ConfigError(f"invalid config key 'datasets': raw files missing from {[d for d in SEARCH_DIRS if d]} "
+                          f"that cannot be downloaded; " + "; ".join(reasons))
+
+
+check_raw_files()
 
 
 def build_inputs(wildcards):
@@ -107,6 +127,8 @@ def study_grid(name):
         encoder_for=encoder_for,
         specs=METHODS,
         overrides=config["methods"],
+        # a study's `target: [each]`: one point per private attribute, named before the data is built
+        attributes_for=lambda dataset: private_attribute_names(dataset, config[dataset]),
     )
 
 
@@ -157,8 +179,27 @@ def method_settings(wildcards):
     if GridPoint.from_wildcards(wildcards).finetune:
         encoder = {k: config["encoder"][k] for k in ("name", "pooling", "sensitive_words")}
         tuning = {k: v for k, v in config["finetune"].items() if k not in ("threads", "mem_mb", "runtime")}
-        settings["finetune"] = {**encoder, **tuning}
+        settings["finetune"] = {**encoder, **encoder_revision(), **tuning, **thread_param("finetune")}
     return settings
+
+
+# A thread count moves a job's numbers (privtext.runtime.threads), so the configurable ones are params. Each
+# is left out of the params at the count every result was computed with before it became one, so that
+# those results keep the params Snakemake recorded and are not rerun.
+EARLIER_THREADS = {"encoder": 1, "finetune": 2}
+
+
+def thread_param(block):
+    """{"threads": n} where config[block]["threads"] is not the earlier results' count, else {}."""
+    threads = config[block]["threads"]
+    return {} if threads == EARLIER_THREADS[block] else {"threads": threads}
+
+
+def encoder_revision():
+    """{"revision": r} when encoder.revision pins the weights, else {} (minilm's default pin, or unpinned):
+    left out when null, so that results computed before the key existed keep their params."""
+    revision = config["encoder"]["revision"]
+    return {} if revision is None else {"revision": revision}
 
 
 # A frozen point's train job; a fine-tuned point takes config["finetune"]'s values of the same keys.
@@ -179,9 +220,11 @@ def train_job(key):
 def embed_settings(wildcards):
     if wildcards.encoder == TABULAR_ENCODER:
         return {}
-    # threads and device are how a job runs, like a cluster profile: changing them reruns nothing (on CUDA,
-    # autocast moves the last digits; meta.json and metrics.json record the device each result came from).
-    return {k: v for k, v in config["encoder"].items() if k not in ("threads", "device")}
+    # device is how a job runs, like a cluster profile: changing it reruns nothing (on CUDA, autocast moves
+    # the last digits; meta.json and metrics.json record the device each result came from). threads and
+    # revision change the features: params, in the form that keeps earlier results' params.
+    settings = {k: v for k, v in config["encoder"].items() if k not in ("threads", "device", "revision")}
+    return {**settings, **encoder_revision(), **thread_param("encoder")}
 
 
 def study_run_files(wildcards):
@@ -284,7 +327,14 @@ def claims_inputs(wildcards):
     }
     if config["published_results"]:
         inputs["published"] = config["published_results"]
+    if config["run_audit"]:
+        inputs["audit"] = AUDIT_FILES["table_csv"]  # F12: the ε audit as a claim row
+    if SEED_SHAPE_STUDY in config["run_studies"]:  # the seeds-in-two-optima check per method family
+        inputs["seed_shape"] = f"results/tables/studies/{SEED_SHAPE_STUDY}/runs.csv"
     return inputs
+
+
+SEED_SHAPE_STUDY = "seed_shape"
 
 
 def claims_seeds(wildcards):

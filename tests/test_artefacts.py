@@ -166,6 +166,37 @@ def test_every_registered_method_has_a_label_a_colour_a_marker_and_a_place():
     assert len(set(styles)) == len(styles)
 
 
+def test_the_papers_methods_keep_their_place_label_colour_and_marker():
+    from privtext.report.artefacts.common import METHOD_ORDER, METHOD_STYLES
+
+    papers = ["majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise", "dpnr_nonpriv", "dpnr",
+              "dpnr_calibrated", "dpnr_code", "cape_base", "cape_adv", "cape_dp", "cape_dp_calibrated", "cape",
+              "cape_calibrated", "cape_code", "federate"]
+    assert [m for m in METHOD_ORDER if m in papers] == papers
+    shown = {m: (s.label, s.colour, s.marker) for m, s in METHOD_STYLES.items()}
+    assert shown["random"] == ("Random", "#999999", "x") and shown["nonpriv"] == ("NON-PRIV", "#000000", "o")
+    assert shown["dpnr"] == ("DPNR", "#D55E00", "P") and shown["dpnr_calibrated"] == ("DPNR (calibrated)", "#D55E00", "p")
+    assert shown["cape_dp_calibrated"] == ("CAPE DP (calibrated)", "#009E73", "3")
+    assert shown["federate"] == ("FEDERATE", "#0072B2", "*")
+
+
+def test_a_method_whose_spec_names_no_style_gets_its_name_and_a_colour_and_marker_of_its_own():
+    from privtext.methods import METHODS
+    from privtext.methods.spec import MethodSpec
+    from privtext.report.artefacts.common import method_styles
+
+    specs = {**METHODS, "toy": MethodSpec("toy"), "toy_red": MethodSpec("toy_red", colour="#D55E00")}
+    styles = method_styles(specs)
+    assert styles == method_styles(dict(specs))  # the same registry, the same choice
+    assert styles["toy"].label == "toy" and styles["toy_red"].colour == "#D55E00"
+    pairs = [(s.colour, s.marker) for name, s in styles.items() if name != "random"]
+    assert len(set(pairs)) == len(pairs)
+    registered = method_styles(METHODS)
+    assert all(styles[name] == registered[name] for name in METHODS)  # the others' styles stay
+    with pytest.raises(ValueError, match="'toy'.*colour"):
+        MethodSpec("toy", colour="red")
+
+
 def test_registry_names_kinds_and_studies():
     assert len(ARTEFACTS) == 22
     assert {a.kind for a in ARTEFACTS.values()} == {"table", "figure"}

@@ -17,7 +17,8 @@ def test_schema_takes_method_ids_and_keys_from_the_registry():
     schema = load_schema()
     assert schema["$defs"]["method_id"]["enum"] == list(METHODS)
     study_methods = schema["$defs"]["study"]["properties"]["methods"]["properties"]
-    assert set(study_methods["federate"]["properties"]) == {"mu", "epsilon", "lambda", "finetune"}
+    # an adversarial method also takes `target` (one model per targeted attribute; tests/test_baselines.py)
+    assert set(study_methods["federate"]["properties"]) == {"mu", "epsilon", "lambda", "finetune", "target"}
     assert set(study_methods["majority"]["properties"]) == {"mu"}
     assert set(study_methods["inlp"]["properties"]) == {"mu", "n_iter"}  # INLP cannot be fine-tuned
     overrides = schema["properties"]["methods"]["properties"]

@@ -82,3 +82,11 @@ def test_no_module_uses_another_modules_private_names():
                   and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 offences.append(f"{module}:{node.lineno} uses .{node.attr}")
     assert not offences, offences
+
+
+def test_the_licence_is_mit_and_the_package_metadata_declares_it():
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    licence = (PROJECT_ROOT / "LICENSE").read_text()
+    assert licence.startswith("MIT License\n\nCopyright (c) 2026 privtext contributors\n")
+    assert "Permission is hereby granted, free of charge" in licence

@@ -27,6 +27,8 @@ def _specs(*names: str) -> dict[str, MethodSpec]:
     return specs
 
 
+# The order is the one of every table and legend (privtext.report.artefacts.common.METHOD_ORDER): a
+# method's ablations and variants beside it.
 METHODS: dict[str, MethodSpec] = _specs(
     "majority",
     "nonpriv",
@@ -35,17 +37,18 @@ METHODS: dict[str, MethodSpec] = _specs(
     "multiadv",
     "inlp",
     "noise",
+    "dpnr_nonpriv",
+    "dpnr_adv",
     "dpnr",
     "dpnr_calibrated",
     "dpnr_code",
-    "dpnr_nonpriv",
-    "cape",
-    "cape_calibrated",
-    "cape_code",
     "cape_base",
     "cape_adv",
     "cape_dp",
     "cape_dp_calibrated",
+    "cape",
+    "cape_calibrated",
+    "cape_code",
     "federate",
 )
 

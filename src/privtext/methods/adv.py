@@ -5,4 +5,5 @@ from __future__ import annotations
 
 from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
-SPEC = MethodSpec("adv", grid_params=("lambda",), defaults={**FEDERATE_FAMILY, **ADVERSARIAL})
+SPEC = MethodSpec("adv", grid_params=("lambda",), defaults={**FEDERATE_FAMILY, **ADVERSARIAL},
+                  label="ADV", colour="#E69F00", marker="s")

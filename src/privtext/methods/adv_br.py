@@ -15,4 +15,4 @@ from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 SPEC = MethodSpec("adv_br", grid_params=("lambda",), defaults={
     **FEDERATE_FAMILY, **ADVERSARIAL,
     "lambda": 3.0, "lambda_schedule": "constant", "adversary_steps": 10, "batch_size": 64,
-})
+}, label="ADV-BR", colour="#999933", marker="d")

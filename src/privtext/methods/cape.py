@@ -21,4 +21,4 @@ SPEC = MethodSpec("cape", grid_params=("epsilon", "lambda"), defaults={
     "lambda": 1.0, "lambda_schedule": "constant",
     "optimizer": "adam", "lr": 1e-4, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
     "patience": 3, "select_on": "loss", **TRAINING_RULE,
-})
+}, label="CAPE", colour="#009E73", marker="X")

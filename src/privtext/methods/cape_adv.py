@@ -5,4 +5,5 @@ from __future__ import annotations
 from privtext.methods.cape import SPEC as CAPE
 from privtext.methods.spec import MethodSpec, without
 
-SPEC = MethodSpec("cape_adv", grid_params=("lambda",), defaults=without(CAPE.defaults, "layer", "epsilon"))
+SPEC = MethodSpec("cape_adv", grid_params=("lambda",), defaults=without(CAPE.defaults, "layer", "epsilon"),
+                  label="CAPE Adv.", colour="#E69F00", marker="<")

@@ -7,4 +7,5 @@ from __future__ import annotations
 from privtext.methods.cape import SPEC as CAPE
 from privtext.methods.spec import ADVERSARIAL, MethodSpec, without
 
-SPEC = MethodSpec("cape_base", defaults=without(CAPE.defaults, "layer", "epsilon", *ADVERSARIAL))
+SPEC = MethodSpec("cape_base", defaults=without(CAPE.defaults, "layer", "epsilon", *ADVERSARIAL),
+                  label="CAPE Base", colour="#000000", marker="H")

@@ -10,4 +10,5 @@ from privtext.methods.cape import SPEC as CAPE
 from privtext.methods.spec import MethodSpec
 
 SPEC = MethodSpec("cape_calibrated", grid_params=("epsilon", "lambda"),
-                  defaults={**CAPE.defaults, "layer": "minmax_calibrated"})
+                  defaults={**CAPE.defaults, "layer": "minmax_calibrated"},
+                  label="CAPE (calibrated)", colour="#009E73", marker="h")

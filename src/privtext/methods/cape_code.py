@@ -8,4 +8,5 @@ from __future__ import annotations
 from privtext.methods.cape import SPEC as CAPE
 from privtext.methods.spec import MethodSpec
 
-SPEC = MethodSpec("cape_code", grid_params=CAPE.grid_params, defaults={**CAPE.defaults, "layer": "minmax_cape_code"})
+SPEC = MethodSpec("cape_code", grid_params=CAPE.grid_params, defaults={**CAPE.defaults, "layer": "minmax_cape_code"},
+                  label="CAPE (code's noise)", colour="#009E73", marker="2")

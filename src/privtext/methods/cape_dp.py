@@ -6,4 +6,5 @@ from __future__ import annotations
 from privtext.methods.cape import SPEC as CAPE
 from privtext.methods.spec import ADVERSARIAL, MethodSpec, without
 
-SPEC = MethodSpec("cape_dp", grid_params=("epsilon",), defaults=without(CAPE.defaults, *ADVERSARIAL))
+SPEC = MethodSpec("cape_dp", grid_params=("epsilon",), defaults=without(CAPE.defaults, *ADVERSARIAL),
+                  label="CAPE DP", colour="#009E73", marker=">")

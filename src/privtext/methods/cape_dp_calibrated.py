@@ -6,4 +6,5 @@ from privtext.methods.cape_dp import SPEC as CAPE_DP
 from privtext.methods.spec import MethodSpec
 
 SPEC = MethodSpec("cape_dp_calibrated", grid_params=("epsilon",),
-                  defaults={**CAPE_DP.defaults, "layer": "minmax_calibrated"})
+                  defaults={**CAPE_DP.defaults, "layer": "minmax_calibrated"},
+                  label="CAPE DP (calibrated)", colour="#009E73", marker="3")

@@ -24,4 +24,4 @@ SPEC = MethodSpec("dpnr", grid_params=("epsilon",), defaults={
     "layer": "minmax", "epsilon": 0.05,
     "optimizer": "adamw", "lr": 1e-3, "weight_decay": 0.0, "batch_size": 64, "epochs": 20,
     "patience": 3, "select_on": "accuracy", **TRAINING_RULE,
-})
+}, label="DPNR", colour="#D55E00", marker="P")

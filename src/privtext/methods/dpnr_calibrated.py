@@ -9,4 +9,5 @@ from __future__ import annotations
 from privtext.methods.dpnr import SPEC as DPNR
 from privtext.methods.spec import MethodSpec
 
-SPEC = MethodSpec("dpnr_calibrated", grid_params=("epsilon",), defaults={**DPNR.defaults, "layer": "minmax_calibrated"})
+SPEC = MethodSpec("dpnr_calibrated", grid_params=("epsilon",), defaults={**DPNR.defaults, "layer": "minmax_calibrated"},
+                  label="DPNR (calibrated)", colour="#D55E00", marker="p")

@@ -8,4 +8,5 @@ from __future__ import annotations
 from privtext.methods.dpnr import SPEC as DPNR
 from privtext.methods.spec import MethodSpec
 
-SPEC = MethodSpec("dpnr_code", grid_params=("epsilon",), defaults={**DPNR.defaults, "layer": "minmax_dpnr_code"})
+SPEC = MethodSpec("dpnr_code", grid_params=("epsilon",), defaults={**DPNR.defaults, "layer": "minmax_dpnr_code"},
+                  label="DPNR (code's noise)", colour="#D55E00", marker="1")

@@ -8,4 +8,5 @@ from __future__ import annotations
 from privtext.methods.dpnr import SPEC as DPNR
 from privtext.methods.spec import MethodSpec, without
 
-SPEC = MethodSpec("dpnr_nonpriv", defaults=without(DPNR.defaults, "layer", "epsilon"))
+SPEC = MethodSpec("dpnr_nonpriv", defaults=without(DPNR.defaults, "layer", "epsilon"),
+                  label="DPNR NON-PRIV", colour="#000000", marker="8")

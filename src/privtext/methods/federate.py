@@ -10,4 +10,5 @@ from __future__ import annotations
 from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
 SPEC = MethodSpec("federate", grid_params=("epsilon", "lambda"),
-                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "layer": "l1", "epsilon": 8.0, "epochs": 45})
+                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "layer": "l1", "epsilon": 8.0, "epochs": 45},
+                  label="FEDERATE", colour="#0072B2", marker="*")

@@ -12,4 +12,5 @@ from __future__ import annotations
 from privtext.methods.spec import FEDERATE_FAMILY, MethodSpec
 
 SPEC = MethodSpec("inlp", grid_params=("n_iter",), defaults={**FEDERATE_FAMILY, "n_iter": 5, "attributes": None},
-                  model="privtext.methods.inlp_model:INLP")
+                  model="privtext.methods.inlp_model:INLP",
+                  label="INLP", colour="#CC79A7", marker="v")

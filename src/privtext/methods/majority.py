@@ -7,4 +7,5 @@ from __future__ import annotations
 
 from privtext.methods.spec import MethodSpec
 
-SPEC = MethodSpec("majority", model="privtext.methods.majority_model:Majority")
+SPEC = MethodSpec("majority", model="privtext.methods.majority_model:Majority",
+                  label="MAJORITY", colour="#999999", marker="x")

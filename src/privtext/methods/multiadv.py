@@ -10,4 +10,5 @@ from __future__ import annotations
 from privtext.methods.spec import ADVERSARIAL, FEDERATE_FAMILY, MethodSpec
 
 SPEC = MethodSpec("multiadv", grid_params=("lambda", "lambda_orth"),
-                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "lambda_orth": 0.5, "n_adversaries": 3})
+                defaults={**FEDERATE_FAMILY, **ADVERSARIAL, "lambda_orth": 0.5, "n_adversaries": 3},
+                  label="Multi-adv", colour="#8C6D31", marker="D")

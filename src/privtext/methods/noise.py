@@ -8,4 +8,5 @@ from __future__ import annotations
 
 from privtext.methods.spec import FEDERATE_FAMILY, MethodSpec
 
-SPEC = MethodSpec("noise", grid_params=("epsilon",), defaults={**FEDERATE_FAMILY, "layer": "l1", "epsilon": 8.0, "epochs": 45})
+SPEC = MethodSpec("noise", grid_params=("epsilon",), defaults={**FEDERATE_FAMILY, "layer": "l1", "epsilon": 8.0, "epochs": 45},
+                  label="Noise", colour="#56B4E9", marker="^")

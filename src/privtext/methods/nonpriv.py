@@ -4,4 +4,5 @@ from __future__ import annotations
 
 from privtext.methods.spec import FEDERATE_FAMILY, MethodSpec
 
-SPEC = MethodSpec("nonpriv", defaults={**FEDERATE_FAMILY})
+SPEC = MethodSpec("nonpriv", defaults={**FEDERATE_FAMILY},
+                  label="NON-PRIV", colour="#000000", marker="o")

@@ -9,6 +9,7 @@ a grid point's hyper-parameters happens here, once, so the folder name, the trai
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -65,6 +66,24 @@ WORD_DROPOUT_DEFAULT = 0
 # It lives in the run folder's encoder segment (``minilm+finetune``), never in ``params``, so frozen points keep
 # their folders. INLP (its own algorithm over a trained encoder) and MAJORITY (no encoder) do not take it.
 FINETUNE = "finetune"
+# One model per targeted private attribute (CAPE Table 3): a study lists ``target: [each]`` (one grid point per
+# private attribute of each dataset) or attribute names for an adversarial method, and each point's adversary
+# is trained on that attribute alone (``attributes: [name]``). The folder gets a last segment ``target~name``
+# only then, so points of studies that do not ask for it keep their folders. Names become a path segment.
+TARGET = "target"
+EACH_ATTRIBUTE = "each"
+ATTRIBUTE_NAME_PATTERN = r"[A-Za-z0-9_]+"
+TARGET_VALUE_SCHEMA: Mapping[str, Any] = {
+    "type": "array", "minItems": 1, "uniqueItems": True,
+    "items": {"type": "string", "pattern": f"^{ATTRIBUTE_NAME_PATTERN}$"},
+}
+
+
+def is_attribute_name(value: Any) -> bool:
+    """Whether ``value`` can name a targeted attribute (and so a folder segment): the pattern, not ``each``."""
+    return isinstance(value, str) and bool(re.fullmatch(ATTRIBUTE_NAME_PATTERN, value)) and value != EACH_ATTRIBUTE
+
+
 # The shared architecture of docs/methods.md, "Methods" (encoder MLP, privacy layer, classifier, adversaries): every method's
 # model unless it has an algorithm of its own, and the only one whose encoder can be fine-tuned.
 SHARED_ARCHITECTURE = "privtext.methods.base:NeuralMethod"
@@ -81,8 +100,19 @@ class MethodSpec:
     grid_params: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     model: str = SHARED_ARCHITECTURE
+    # How tables and figures show the method (privtext.report.artefacts.common.method_styles). Optional: a method
+    # that names none is shown under its name, in a colour and marker no other method has.
+    label: str | None = None
+    colour: str | None = None  # "#RRGGBB"
+    marker: str | None = None  # a matplotlib marker: "o", "s", "P", ...
 
     def __post_init__(self) -> None:
+        if self.colour is not None and not re.fullmatch(r"#[0-9A-Fa-f]{6}", str(self.colour)):
+            raise ValueError(f"method {self.name!r}: colour {self.colour!r} is not a '#RRGGBB' hex colour")
+        for name in ("label", "marker"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValueError(f"method {self.name!r}: {name} {value!r} is not a non-empty string")
         unknown = [p for p in self.grid_params if p not in GRID_PARAMS or p == WORD_DROPOUT]
         if unknown:
             raise ValueError(f"method {self.name!r}: grid parameter(s) {unknown} are not in GRID_PARAMS "
@@ -125,12 +155,32 @@ class MethodSpec:
             return bool(overrides.get(FINETUNE, False)) and self.finetunable
         return overrides[param] if param in overrides else self.defaults[param]
 
+    @property
+    def targetable(self) -> bool:
+        """Whether a study may ask for one model per targeted attribute (``target``): methods with adversaries."""
+        return self.adversarial
+
     def resolve(self, overrides: Mapping[str, Any] | None = None, grid: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Every hyper-parameter of one grid point: paper defaults < config overrides < grid values.
-        ``finetune`` is not one (the run folder says whether the encoder was fine-tuned) and is dropped."""
+        ``finetune`` is not one (the run folder says whether the encoder was fine-tuned) and is dropped; a
+        ``target`` grid value becomes ``attributes: [target]`` (the adversary on that attribute alone)."""
         overrides, grid = dict(overrides or {}), dict(grid or {})
         self.check_overrides(overrides)
         overrides.pop(FINETUNE, None)
+        target = grid.pop(TARGET, None)
         self.check_overrides({k: v for k, v in grid.items() if k != WORD_DROPOUT})
-        return {**copy.deepcopy(dict(self.defaults)), **copy.deepcopy(overrides),
-                **{k: v for k, v in grid.items() if k != WORD_DROPOUT}}
+        resolved = {**copy.deepcopy(dict(self.defaults)), **copy.deepcopy(overrides),
+                    **{k: v for k, v in grid.items() if k != WORD_DROPOUT}}
+        if target is not None:
+            resolved["attributes"] = [self.check_target(target)]
+        return resolved
+
+    def check_target(self, target: Any) -> str:
+        """``target`` as an attribute name, or ValueError: the method must have adversaries, the name must
+        match :data:`ATTRIBUTE_NAME_PATTERN` (it is a folder segment)."""
+        if not self.targetable:
+            raise ValueError(f"method {self.name!r} has no adversary: {TARGET!r} applies to adversarial methods only")
+        if not is_attribute_name(target):
+            raise ValueError(f"method {self.name!r}: {TARGET} {target!r} is not an attribute name "
+                             f"(pattern {ATTRIBUTE_NAME_PATTERN}, {EACH_ATTRIBUTE!r} reserved)")
+        return target

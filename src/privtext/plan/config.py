@@ -9,11 +9,14 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from privtext.plan.grid import ENCODER_NAME_PATTERN, NAME_PATTERN, encoder_slug
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SCHEMA_PATH = PROJECT_ROOT / "schemas" / "config.schema.yaml"
@@ -22,6 +25,10 @@ DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
 
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names the key."""
+
+
+class WrongCheckoutError(ImportError):
+    """The ``privtext`` package Python imports is not the one beside the Snakefile being run."""
 
 
 def _validator_filling_defaults() -> type:
@@ -47,11 +54,18 @@ def load_schema() -> dict:
 def with_registries(schema: dict) -> dict:
     """Fill ``$defs.dataset_id`` from :data:`privtext.data.BUILDERS` (a dataset without an options block in
     the schema gets an open one), and ``$defs.method_id``, each study's per-method grid lists and
-    ``methods`` (overrides) from :data:`privtext.methods.METHODS` and its specs' grid parameters."""
+    ``methods`` (overrides, each setting with its schema: :func:`privtext.methods.options.option_schema`)
+    from :data:`privtext.methods.METHODS`; the name patterns from :mod:`privtext.plan.grid`."""
     from privtext.data import BUILDERS
     from privtext.methods import METHODS
-    from privtext.methods.spec import FINETUNE, GRID_PARAMS, WORD_DROPOUT
+    from privtext.methods.options import options_schema
+    from privtext.methods.spec import FINETUNE, GRID_PARAMS, TARGET, TARGET_VALUE_SCHEMA, WORD_DROPOUT
 
+    badly_named = [name for name in (*BUILDERS, *METHODS) if not re.fullmatch(NAME_PATTERN, name)]
+    if badly_named:  # a registry bug, not a config one: these names become folders and wildcards
+        raise ValueError(f"dataset/method names {badly_named} do not match {NAME_PATTERN}")
+    schema["$defs"]["name"]["pattern"] = f"^{NAME_PATTERN}$"
+    schema["properties"]["encoder"]["properties"]["name"]["pattern"] = f"^{ENCODER_NAME_PATTERN}$"
     schema["$defs"]["dataset_id"] = {"enum": list(BUILDERS)}
     for dataset in BUILDERS:
         schema["properties"].setdefault(dataset, {
@@ -64,15 +78,11 @@ def with_registries(schema: dict) -> dict:
         name: {"type": "object", "additionalProperties": False, "properties": {
             param: {**value_list, "items": dict(GRID_PARAMS[param].value_schema)}
             for param in (WORD_DROPOUT, *spec.grid_params)}
-            | ({FINETUNE: {"type": "array", "minItems": 1, "items": {"type": "boolean"}}} if spec.finetunable else {})}
+            | ({FINETUNE: {"type": "array", "minItems": 1, "items": {"type": "boolean"}}} if spec.finetunable else {})
+            | ({TARGET: copy.deepcopy(TARGET_VALUE_SCHEMA)} if spec.targetable else {})}  # one model per attribute
         for name, spec in METHODS.items()
     }
-    schema["properties"]["methods"]["properties"] = {
-        name: {"type": "object", "propertyNames": {"enum": spec.option_names},
-               "properties": {p: GRID_PARAMS[p].value_schema for p in spec.grid_params}
-               | ({FINETUNE: {"type": "boolean"}} if spec.finetunable else {})}
-        for name, spec in METHODS.items()
-    }
+    schema["properties"]["methods"]["properties"] = {name: options_schema(spec) for name, spec in METHODS.items()}
     return schema
 
 
@@ -93,20 +103,43 @@ def _types(schema: dict) -> set[str]:
     return {declared} if isinstance(declared, str) else set(declared)
 
 
+def _parse_scalar(text: str) -> Any:
+    """``text`` read as a YAML scalar; a finite number also where YAML 1.1 (PyYAML) keeps a string: ``1e-4``
+    (no dot) is the string '1e-4' to PyYAML, in a config file and on the command line alike."""
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if isinstance(parsed, str):
+        try:
+            number = float(parsed)
+        except ValueError:
+            return parsed
+        return number if math.isfinite(number) else parsed
+    return parsed
+
+
 def _coerce(value: Any, schema: dict, root: dict) -> Any:
     schema = _resolve(schema, root)
     alternatives = [_resolve(s, root) for s in schema.get("oneOf", []) + schema.get("anyOf", [])]
+    types = set().union(*(_types(s) for s in (schema, *alternatives)))
     if isinstance(value, str):
-        types = set().union(*(_types(s) for s in (schema, *alternatives)))
         wanted = tuple(_SCALAR_TYPES[t] for t in types if t in _SCALAR_TYPES)
+        enum = schema.get("enum")
+        if enum is not None and value not in enum:  # `attacker: null` on the command line is the string 'null'
+            parsed = _parse_scalar(value)
+            return next((option for option in enum if option == parsed and type(option) is type(parsed)), value)
         if not wanted or "string" in types:
             return value
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            return value
+        parsed = _parse_scalar(value)
         is_bool_mismatch = isinstance(parsed, bool) and "boolean" not in types
-        return parsed if isinstance(parsed, wanted) and not is_bool_mismatch else value
+        # a float where only an integer fits goes on to the integral check below ("5.0" -> 5; "2.5" is refused as 2.5)
+        fits = isinstance(parsed, wanted) or ("integer" in types and isinstance(parsed, float))
+        value = parsed if fits and not is_bool_mismatch else value
+    if isinstance(value, float) and value.is_integer() and "integer" in types and "number" not in types:
+        return int(value)  # JSON Schema calls 5.0 an integer; the job's own checks (range(), isinstance) do not
+    if not isinstance(value, (dict, list)):
+        return value
     for sub in alternatives:  # a container under oneOf/anyOf: use the alternative of its kind
         if (sub.get("type") == "object") == isinstance(value, dict) and sub.get("type") in ("object", "array"):
             schema = sub
@@ -128,7 +161,9 @@ def coerce_command_line_values(config: dict) -> dict:
 
     Snakemake parses a nested ``--config key={a: 1}`` with YAML's BaseLoader, so every nested scalar arrives
     as a string (``{'a': '1'}``); a top-level ``key=1`` is already an int. Strings stay strings wherever the
-    schema allows a string, so this never changes the meaning of a value read from a YAML file."""
+    schema allows a string, so this never changes the meaning of a valid value read from a YAML file; where
+    it wants a number, ``1e-4`` (a string to PyYAML) becomes 0.0001, and where it wants an integer, 5.0
+    becomes 5."""
     schema = load_schema()
     return _coerce(config, schema, schema)
 
@@ -184,7 +219,7 @@ def _check_split(key: str, split: dict) -> None:
 
 
 def check_config(config: dict[str, Any]) -> None:
-    """Checks beyond the schema: split ratios sum to 1 and given folders exist."""
+    """Checks beyond the schema: split ratios sum to 1, given folders exist, the encoder has a folder name."""
     for block_name, block in config.items():
         if isinstance(block, dict) and isinstance(block.get("split"), dict):
             _check_split(f"{block_name}.split", block["split"])
@@ -197,3 +232,26 @@ def check_config(config: dict[str, Any]) -> None:
     mirror = config.get("data_mirror")
     if mirror and not Path(mirror).is_dir():
         raise ConfigError(f"invalid config key 'data_mirror': folder '{mirror}' does not exist")
+    encoder = config.get("encoder", {}).get("name")
+    if encoder is not None:
+        try:
+            encoder_slug(encoder)
+        except ValueError as error:
+            raise ConfigError(f"invalid config key 'encoder.name': {error}") from None
+
+
+def check_import_path(workflow_src: str | Path) -> None:
+    """Refuse a ``privtext`` imported from anywhere but ``workflow_src`` (the workflow's own ``src/``).
+
+    A ``.venv`` reused from, or installed by, another checkout imports that checkout's code: the rules of
+    this one would silently run the library of the other."""
+    import privtext
+
+    imported = Path(privtext.__file__).resolve().parent
+    expected = (Path(workflow_src) / "privtext").resolve()
+    if imported != expected:
+        raise WrongCheckoutError(
+            f"privtext is imported from '{imported}', expected this workflow's '{expected}': the Python "
+            f"environment installed privtext from another checkout (or PYTHONPATH points there). Install this "
+            f"checkout into it (`.venv/bin/pip install --no-deps -e .` in the project folder) or use its own "
+            f".venv.")

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from privtext.encoding.names import TABULAR_ENCODER, is_local_folder
-from privtext.methods.spec import FINETUNE, WORD_DROPOUT, MethodSpec
+from privtext.methods.spec import (
+    ATTRIBUTE_NAME_PATTERN, EACH_ATTRIBUTE, FINETUNE, TARGET, WORD_DROPOUT, MethodSpec, is_attribute_name,
+)
 from privtext.runtime.provenance import sha256_bytes
 
 RUNS_ROOT = "results/runs"
@@ -31,6 +33,15 @@ EMBEDDING_DIR = "results/embeddings/{dataset}/{encoder}/mu~{mu}/seed~{seed}"
 FROZEN_FEATURES_DIR = EMBEDDING_DIR.replace("{mu}", "0").replace("{seed}", "0")
 # Per-job wall time, CPU and memory (Snakemake `benchmark:`), mirroring the run folders.
 BENCHMARK_DIR = RUN_DIR.replace(RUNS_ROOT, "results/benchmarks/runs", 1)
+
+# Names that become one path segment and a word of a cluster job's command line (Snakemake quotes wildcards
+# with Python's repr, which a shell does not undo): studies, datasets, methods. No `/`, no leading `.` (so no
+# `..`), nothing a shell expands. Used by the config schema and as the rules' wildcard constraints.
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+# An encoder's folder segment (encoder_slug), plus `+` for the fine-tuned suffix (`minilm+finetune`).
+SLUG_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._+-]*"
+# `encoder.name` as written: a Hugging Face id (`org/model`) or a local folder (`./ckpt`, `~/models/x`).
+ENCODER_NAME_PATTERN = r"[A-Za-z0-9._~/-]+"
 
 
 def format_value(value: float | int | str) -> str:
@@ -59,9 +70,15 @@ def encoder_slug(encoder: str) -> str:
     ``local-{folder name}-{8 hex}``, the hex a hash of the path as written: two checkpoints both called
     ``model`` get different folders, and neither a leading ``/``/``.`` nor the absolute path ends up in the
     name (which would give ``--tmp--...`` or hidden ``.--...`` folders and break on another machine).
+    Every slug matches :data:`NAME_PATTERN` (a name that would not, e.g. ``.hidden``, raises ValueError).
     """
     if not is_local_folder(encoder):
-        return encoder.replace("/", "--")
+        slug = encoder.replace("/", "--")
+        if not re.fullmatch(NAME_PATTERN, slug):
+            raise ValueError(f"encoder name {encoder!r} gives the folder name {slug!r}, which does not match "
+                             f"{NAME_PATTERN}: expected a Hugging Face id such as 'org/model' or a local "
+                             f"folder such as './model'")
+        return slug
     written = os.path.normpath(encoder)
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(os.path.expanduser(written)).name).lstrip(".") or "folder"
     return f"local-{base}-{sha256_bytes(written.encode())[:8]}"
@@ -103,8 +120,15 @@ class GridPoint:
 
     @property
     def grid_values(self) -> dict[str, float | int | str]:
-        """The method's grid parameters (mu excluded) as numbers: what the job trains with."""
-        return {name: parse_value(value) for name, value in self.params if name != WORD_DROPOUT}
+        """The method's grid parameters (mu excluded) as numbers, and ``target`` (an attribute name, kept as
+        text whatever it looks like): what the job trains with."""
+        return {name: value if name == TARGET else parse_value(value) for name, value in self.params
+                if name != WORD_DROPOUT}
+
+    @property
+    def target(self) -> str | None:
+        """The private attribute this point's adversary alone was trained on, or None (every attribute)."""
+        return dict(self.params).get(TARGET)
 
     @property
     def finetune(self) -> bool:
@@ -129,6 +153,7 @@ def study_points(
     encoder_for: Callable[[str], str],
     specs: Mapping[str, MethodSpec],
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    attributes_for: Callable[[str], Sequence[str]] | None = None,
 ) -> list[GridPoint]:
     """Expand one study block into grid points.
 
@@ -138,6 +163,9 @@ def study_points(
     ``finetune`` (a list of booleans, or ``methods.<m>.finetune``) puts fine-tuned points of the methods that
     take it under the encoder segment ``{encoder}+finetune``; datasets without a text encoder (tabular,
     pre-encoded) have nothing to fine-tune and keep their features.
+    ``target`` (adversarial methods; attribute names, or ``each`` for every name ``attributes_for(dataset)``
+    gives) plans one point per targeted attribute, its folder ending ``target~<name>``; without it a point's
+    folder has no such segment, as before.
     """
     overrides = overrides or {}
     points = []
@@ -145,7 +173,7 @@ def study_points(
         for method, value_lists in study["methods"].items():
             spec = specs[method]
             names = [WORD_DROPOUT, *spec.grid_params]
-            allowed = names + [FINETUNE] * spec.finetunable
+            allowed = names + [FINETUNE] * spec.finetunable + [TARGET] * spec.targetable
             unknown = set(value_lists) - set(allowed)
             if unknown:
                 raise ValueError(f"study parameter(s) {sorted(unknown)} are not grid parameters of {method}; allowed: {allowed}")
@@ -154,10 +182,34 @@ def study_points(
             finetune = value_lists.get(FINETUNE, [spec.grid_default(FINETUNE, overrides.get(method))])
             encoders = dict.fromkeys(encoder + FINETUNE_SUFFIX if on and encoder != TABULAR_ENCODER else encoder
                                      for on in finetune)
-            for encoder_segment, values in itertools.product(encoders, itertools.product(*lists)):
+            targets = targeted_attributes(value_lists.get(TARGET), dataset, method, attributes_for)
+            for encoder_segment, values, target in itertools.product(encoders, itertools.product(*lists), targets):
                 params = tuple((name, format_value(value)) for name, value in zip(names, values))
+                params += ((TARGET, target),) if target is not None else ()
                 points.append(GridPoint(dataset, encoder_segment, method, params, int(seed)))
     return points
+
+
+def targeted_attributes(
+    listed: Sequence[str] | None, dataset: str, method: str, attributes_for: Callable[[str], Sequence[str]] | None,
+) -> list[str | None]:
+    """A study's ``target`` list for one dataset: ``[None]`` (one model, adversaries on every attribute) when
+    not listed, else attribute names with ``each`` expanded to the dataset's, each checked against
+    :data:`ATTRIBUTE_NAME_PATTERN` (it becomes a folder segment) and, where the names are known, the dataset's."""
+    if listed is None:
+        return [None]
+    known = list(attributes_for(dataset)) if attributes_for is not None else None
+    if EACH_ATTRIBUTE in listed and known is None:
+        raise ValueError(f"{method}: target {EACH_ATTRIBUTE!r} needs the private attribute names of {dataset!r}")
+    names = [name for value in listed for name in (known if value == EACH_ATTRIBUTE else [value])]
+    for name in names:
+        if not is_attribute_name(name):
+            raise ValueError(f"{method}: target {name!r} on {dataset!r} is not an attribute name "
+                             f"(pattern {ATTRIBUTE_NAME_PATTERN}; {EACH_ATTRIBUTE!r} is reserved)")
+        if known is not None and name not in known:
+            raise ValueError(f"{method}: target {name!r} is not a private attribute of {dataset!r} "
+                             f"({', '.join(known)}); target: [{EACH_ATTRIBUTE}] takes each dataset's own")
+    return list(dict.fromkeys(names))
 
 
 def unique(points: Iterable[GridPoint]) -> list[GridPoint]:
@@ -166,7 +218,8 @@ def unique(points: Iterable[GridPoint]) -> list[GridPoint]:
 
 def shrink_study(study: Mapping, seeds: int, values: int) -> dict:
     """A CPU-sized copy of ``study``: its first ``seeds`` seeds and at most ``values`` values per parameter
-    list, evenly spaced with both ends kept (so a sweep still spans its range)."""
+    list, evenly spaced with both ends kept (so a sweep still spans its range). ``target`` lists are kept
+    whole: attributes are not a sweep to thin."""
 
     def thin(options: list) -> list:
         if len(options) <= values:
@@ -179,5 +232,6 @@ def shrink_study(study: Mapping, seeds: int, values: int) -> dict:
     return {
         **study,
         "seeds": list(study["seeds"])[:seeds],
-        "methods": {m: {p: thin(v) for p, v in params.items()} for m, params in study["methods"].items()},
+        "methods": {m: {p: v if p == TARGET else thin(v) for p, v in params.items()}
+                    for m, params in study["methods"].items()},
     }

@@ -36,7 +36,8 @@ def _label(method: str, encoder: str, params: Mapping[str, Any]) -> str:
     for column, value in params.items():
         name = column.removeprefix("param_")
         if pd.notna(value) and not (name == WORD_DROPOUT and value == WORD_DROPOUT_DEFAULT):
-            parts.append(f"{GRID_PARAMS[name].label if name in GRID_PARAMS else name}={value:g}")
+            text = value if isinstance(value, str) else f"{value:g}"  # a targeted attribute is a name
+            parts.append(f"{GRID_PARAMS[name].label if name in GRID_PARAMS else name}={text}")
     return " ".join(parts)
 
 

@@ -7,6 +7,7 @@ tables show them in the paper's unit (percent for DPNR and FEDERATE, fractions f
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from privtext.methods.spec import GRID_PARAMS
+from privtext.methods import METHODS
+from privtext.methods.spec import GRID_PARAMS, TARGET, MethodSpec
 from privtext.measures.selection import summarise_over_seeds
 
 # --- vocabulary ---------------------------------------------------------------------------------------
@@ -25,6 +27,9 @@ TEXT_COLUMNS = ("study", "dataset", "encoder", "method", "privacy_layer", "run_d
 # One column per grid parameter of any method (the method specs are the one list of them).
 PARAM_COLUMNS = tuple(f"param_{name}" for name in GRID_PARAMS)
 PARAM_TEXT = {f"param_{name}": param.label for name, param in GRID_PARAMS.items()}
+# The attribute a one-model-per-attribute point's adversary alone targeted (a study's `target`, CAPE Table 3): text,
+# NaN where the adversaries covered every attribute or the method has none.
+TARGET_COLUMN = f"param_{TARGET}"
 NUMERIC_COLUMNS = ("seed", "epsilon_nominal", "epsilon_effective", "representation_dim", "train_seconds", "value")
 
 # Our dataset id -> the id used in published.csv. Our `ag` is the NER rebuild (other persons, other
@@ -36,35 +41,67 @@ DATASET_LABELS = {
 }
 DATASET_ORDER = ("tp_us", "ag_dpnr", "ag", "blog", "tp_uk", "twitter", "bios", "adult", "celeba", "demo")
 
-METHOD_ORDER = ("majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise",
-                "dpnr_nonpriv", "dpnr", "dpnr_calibrated", "dpnr_code",
-                "cape_base", "cape_adv", "cape_dp", "cape_dp_calibrated", "cape", "cape_calibrated", "cape_code",
-                "federate")
-METHOD_LABELS = {
-    "majority": "MAJORITY", "random": "Random", "nonpriv": "NON-PRIV", "adv": "ADV", "adv_br": "ADV-BR", "multiadv": "Multi-adv",
-    "inlp": "INLP", "noise": "Noise", "dpnr": "DPNR", "cape": "CAPE", "federate": "FEDERATE",
-    # the same models at an honest ε (Lap(D/ε)), with the reference code's mechanisms (not DP), and the papers'
-    # same-architecture ablations
-    "dpnr_calibrated": "DPNR (calibrated)", "cape_calibrated": "CAPE (calibrated)",
-    "dpnr_code": "DPNR (code's noise)", "cape_code": "CAPE (code's noise)",
-    "dpnr_nonpriv": "DPNR NON-PRIV", "cape_base": "CAPE Base", "cape_adv": "CAPE Adv.", "cape_dp": "CAPE DP",
-    "cape_dp_calibrated": "CAPE DP (calibrated)",
-}
-# One colour (Okabe–Ito based, colour-blind safe) and marker per method, used by every figure. A variant keeps
-# its method's colour and takes its own marker.
-PALETTE = {
-    "majority": "#999999", "random": "#999999", "nonpriv": "#000000", "adv": "#E69F00", "adv_br": "#999933", "multiadv": "#8C6D31",
-    "inlp": "#CC79A7", "noise": "#56B4E9", "dpnr": "#D55E00", "cape": "#009E73", "federate": "#0072B2",
-    "dpnr_calibrated": "#D55E00", "dpnr_code": "#D55E00", "dpnr_nonpriv": "#000000",
-    "cape_calibrated": "#009E73", "cape_code": "#009E73", "cape_base": "#000000", "cape_adv": "#E69F00",
-    "cape_dp": "#009E73", "cape_dp_calibrated": "#009E73",
-}
-MARKERS = {
-    "majority": "x", "random": "x", "nonpriv": "o", "adv": "s", "adv_br": "d", "multiadv": "D", "inlp": "v", "noise": "^",
-    "dpnr": "P", "cape": "X", "federate": "*",
-    "dpnr_calibrated": "p", "dpnr_code": "1", "dpnr_nonpriv": "8", "cape_calibrated": "h", "cape_code": "2",
-    "cape_base": "H", "cape_adv": "<", "cape_dp": ">", "cape_dp_calibrated": "3",
-}
+
+@dataclass(frozen=True)
+class MethodStyle:
+    """How every table and figure shows a method: its label, and its colour and marker in figures."""
+
+    label: str
+    colour: str
+    marker: str
+
+
+# Rows of the papers' tables that are no method of the registry, each shown after a method: FEDERATE's "Random"
+# (the majority rate), beside MAJORITY.
+REPORT_ONLY_ROWS: dict[str, tuple[str, MethodStyle]] = {"random": ("majority", MethodStyle("Random", "#999999", "x"))}
+# What a method whose spec names no colour or marker gets: Okabe–Ito colours (colour-blind safe) and markers,
+# starting from a hash of its name, so the choice does not depend on the Python session.
+DEFAULT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+DEFAULT_MARKERS = ("o", "s", "^", "v", "<", ">", "D", "d", "p", "P", "X", "*", "h", "H", "8", "x", "1", "2", "3", "4")
+
+
+def method_styles(specs: Mapping[str, MethodSpec]) -> dict[str, MethodStyle]:
+    """The style of every method of ``specs`` and of each report-only row, in report order: the registry's.
+
+    What a spec declares (``label``, ``colour``, ``marker``) is kept. A label left out is the method's name; a
+    colour or marker left out is the first (colour, marker) pair, from a start chosen by the name's sha256, that
+    no spec declares and no earlier method took, so no two methods look alike in a figure."""
+    order: list[str] = []
+    for name in specs:
+        order += [name, *(row for row, (after, _) in REPORT_ONLY_ROWS.items() if after == name)]
+    order += [row for row in REPORT_ONLY_ROWS if row not in order]
+    declared = {name: (spec.label, spec.colour, spec.marker) for name, spec in specs.items()}
+    declared.update({row: (s.label, s.colour, s.marker) for row, (_, s) in REPORT_ONLY_ROWS.items()})
+    taken = {(colour, marker) for _, colour, marker in declared.values() if colour and marker}
+    styles = {}
+    for name in order:
+        label, colour, marker = declared[name]
+        if not (colour and marker):
+            start = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
+            colours = [colour] if colour else _rotated(DEFAULT_COLOURS, start)
+            markers = [marker] if marker else _rotated(DEFAULT_MARKERS, start // len(DEFAULT_COLOURS))
+            free = [(c, m) for c in colours for m in markers if (c, m) not in taken]
+            if not free:
+                raise ValueError(f"method {name!r}: every default (colour, marker) pair is taken; give its "
+                                 "MethodSpec a colour and a marker of its own")
+            colour, marker = free[0]
+            taken.add((colour, marker))
+        styles[name] = MethodStyle(label or name, colour, marker)
+    return styles
+
+
+def _rotated(values: Sequence[str], start: int) -> list[str]:
+    start %= len(values)
+    return [*values[start:], *values[:start]]
+
+
+# Every table and figure takes a method's place, label, colour and marker from here: the method registry's order
+# and specs, and a default for what a spec leaves out (docs/extending.md, "A method").
+METHOD_STYLES = method_styles(METHODS)
+METHOD_ORDER = tuple(METHOD_STYLES)
+METHOD_LABELS = {name: style.label for name, style in METHOD_STYLES.items()}
+PALETTE = {name: style.colour for name, style in METHOD_STYLES.items()}
+MARKERS = {name: style.marker for name, style in METHOD_STYLES.items()}
 FIGURE_STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "xtick.labelsize": 8,
     "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
@@ -157,8 +194,9 @@ class ArtefactInputs:
 
 def prepare_measures(measures: pd.DataFrame | None, studies: Sequence[str] = ()) -> pd.DataFrame:
     """Normalise a concatenation of measures.csv files: text columns '' instead of NaN, every parameter
-    column present (``param_mu`` NaN -> 0, no word dropout), rows of ``studies`` only when the table names
-    them, and a run shared by several studies counted once."""
+    column present (``param_mu`` NaN -> 0, no word dropout; ``param_target`` text, NaN where no single attribute
+    was targeted), rows of ``studies`` only when the table names them, and a run shared by several studies
+    counted once."""
     frame = pd.DataFrame() if measures is None else measures.copy()
     for column in TEXT_COLUMNS:
         # plain object columns: row filtering copies them much faster than arrow-backed strings
@@ -167,11 +205,22 @@ def prepare_measures(measures: pd.DataFrame | None, studies: Sequence[str] = ())
     for column in (*PARAM_COLUMNS, *NUMERIC_COLUMNS):
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame.columns else np.nan
     frame["param_mu"] = frame["param_mu"].fillna(0.0)
+    frame[TARGET_COLUMN] = (frame[TARGET_COLUMN].map(_attribute_text).astype(object) if TARGET_COLUMN in frame.columns
+                            else pd.Series(np.nan, index=frame.index, dtype=object))
     if studies and frame["study"].isin(studies).any():
         frame = frame[frame["study"].isin(studies)]
     # The same grid point requested by two studies is one run folder: keep one copy of its measures.
     identity = [c for c in frame.columns if c not in ("study", "train_seconds")]
     return frame.drop_duplicates(subset=identity).reset_index(drop=True)
+
+
+def _attribute_text(value: Any) -> Any:
+    """An attribute name as text (a CSV reader makes ``7`` of an attribute called ``7``, ``7.0`` beside NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return np.nan
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:
@@ -244,15 +293,27 @@ def paired_difference(frame: pd.DataFrame, reference: pd.DataFrame, scale: float
 
 # --- published values --------------------------------------------------------------------------------------
 
-def normalise_published(published: pd.DataFrame | None) -> pd.DataFrame | None:
-    """published.csv with '' for empty text cells and numeric value/std."""
+PUBLISHED_TEXT_COLUMNS = ("paper", "table", "dataset", "method", "setting", "metric")
+PUBLISHED_COLUMNS = (*PUBLISHED_TEXT_COLUMNS, "value", "std")
+
+
+def normalise_published(published: pd.DataFrame | None, source: str | Path = "published_results") -> pd.DataFrame | None:
+    """published.csv with '' for empty text cells and numeric value/std. A file lacking one of its columns
+    (``paper, table, dataset, method, setting, metric, value, std``) is a ValueError naming ``source`` and the
+    columns, not a table in which no paper value is ever found."""
     if published is None:
         return None
+    missing = [column for column in PUBLISHED_COLUMNS if column not in published.columns]
+    if missing:
+        raise ValueError(
+            f"{source}: published results lack column(s) {missing}; expected {', '.join(PUBLISHED_COLUMNS)} "
+            f"(found {[str(c) for c in published.columns][:12]})"
+        )
     frame = published.copy()
-    for column in ("paper", "table", "dataset", "method", "setting", "metric"):
-        frame[column] = frame[column].fillna("").astype(str).str.strip() if column in frame.columns else ""
+    for column in PUBLISHED_TEXT_COLUMNS:
+        frame[column] = frame[column].fillna("").astype(str).str.strip()
     for column in ("value", "std"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame.columns else np.nan
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame
 
 

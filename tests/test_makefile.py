@@ -1,0 +1,51 @@
+"""The Makefile from a project folder whose path has spaces: it still finds ../shared and hands each of its
+paths to Snakemake as one argument."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_ROOT
+
+# Stands in for .venv/bin/snakemake and records what make hands it: its arguments, NUL-separated, and the
+# mirror variables the Makefile exports.
+RECORDING_SNAKEMAKE = """#!/bin/sh
+printf '%s\\0' "$@" > "$RECORD_ARGUMENTS"
+printf '%s\\0' "$PRIVTEXT_DATA_MIRROR" "$PRIVTEXT_NLTK_DATA" > "$RECORD_ENVIRONMENT"
+"""
+
+
+@pytest.mark.parametrize("target", ["run", "dryrun", "claims"])
+def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: str, tmp_path: Path) -> None:
+    root = tmp_path / "my work"
+    project, shared = root / "privtext copy", root / "shared"
+    for folder in ("data", "nltk_data", "paper_results"):
+        (shared / folder).mkdir(parents=True)
+    project.mkdir()
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(PROJECT_ROOT / name, project / name)
+    snakemake = project / ".venv" / "bin" / "snakemake"
+    snakemake.parent.mkdir(parents=True)
+    snakemake.write_text(RECORDING_SNAKEMAKE)
+    snakemake.chmod(0o755)
+    # .venv is installed: the stamp is newer than pyproject.toml, so make runs only the target's command
+    os.utime(project / "pyproject.toml", (1_000_000_000, 1_000_000_000))
+    (project / ".venv" / ".privtext-installed").touch()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PRIVTEXT_", "MAKE"))}
+    environment.update(RECORD_ARGUMENTS=str(tmp_path / "arguments"), RECORD_ENVIRONMENT=str(tmp_path / "environment"))
+
+    result = subprocess.run(["make", target], cwd=project, env=environment, capture_output=True, text=True)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    arguments = (tmp_path / "arguments").read_text().split("\0")[:-1]
+    overrides = [f"data_mirror={shared}/data", f"nltk_data={shared}/nltk_data",
+                 f"published_results={shared}/paper_results/published.csv"]
+    assert "--config" in arguments, arguments
+    start = arguments.index("--config") + 1
+    assert arguments[start:start + 3] == overrides
+    assert (tmp_path / "environment").read_text().split("\0")[:-1] == [f"{shared}/data", f"{shared}/nltk_data"]
