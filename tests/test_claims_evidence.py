@@ -95,3 +95,16 @@ def test_measures_without_test_sampling_come_back_constant(records):
     row = SimpleNamespace(dataset="toy", run_dir=records["run"], measure="mdl_kbits", split="train", attribute="gender",
                           attacker="", group="", value=4.2)
     assert np.all(records["evidence"].replicates(row) == 4.2)
+
+
+@pytest.mark.parametrize("attribute", ["gender", "age"])
+def test_attacker_macro_f1_matches_the_metrics_module_on_repeated_examples(records, attribute):
+    """CAPE's attacker measure (Table 3's F1): per resample, the project's macro-F1 over the classes of the test
+    set as drawn, on the examples repeated as their weights say."""
+    replicates, weights = _replicates(records, "attack_macro_f1", attribute, "mlp")
+    truth, guess = records["z"][attribute], records["guesses"][attribute]
+    classes = np.union1d(truth, guess)
+    assert replicates[0] == pytest.approx(metrics.macro_f1(truth, guess))
+    for r in range(1, 6):
+        t, g = _repeated(weights[r], truth, guess)
+        assert replicates[r] == pytest.approx(metrics.macro_f1(t, g, labels=classes), abs=1e-6)

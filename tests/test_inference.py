@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from privtext.measures.multiple_testing import holm
 from privtext.claims.inference import (bootstrap_weights, crossed_estimate, missing_estimate, seeds_estimate,
                                 weighted_mean)
-from privtext.claims.verdicts import ACCURACY_MARGIN, Reading, judge, paper_reading
+from privtext.claims.seed_shape import FAMILY_LEVEL, SEEDS_NEEDED, family_reasons, study_checks
+from privtext.claims.verdicts import ACCURACY_MARGIN, ALPHA, Reading, judge, paper_reading
 
 SEEDS = (10, 20, 30, 40, 50)
 N_TEST = 400
@@ -176,3 +178,146 @@ def test_papers_printed_numbers_are_scored_by_the_same_reading() -> None:
     assert paper_reading([("d", comparable, 0.01)]) == "meets the claim as read"
     assert paper_reading([("d", comparable, math.nan)]) == "not printed"
     assert paper_reading([("a", SUPERIORITY, 0.1), ("b", SUPERIORITY, math.nan)]).startswith("meets it on the printed")
+
+
+# --- Seeds that are not normal (issue 28, item 6; docs/claims.md, "Seeds that are not normal") ---------------
+# Model A lands in a worse optimum, WORSE_BY lower in accuracy, on a seed with probability P_WORSE. "No true
+# effect" means the mixture's mean: the difference A − B is +2 points at the main optimum and −8 on a worse
+# seed, 0 on average over seeds, and coverage is of that 0. The two models share most per-example outcomes, as
+# models on one test set do (each example has one luck for both models and every seed, redrawn in 6% of the
+# draws; per-model example shifts of ±0.02), so the 95% interval at the main optimum is about ±0.025 on 400
+# examples, as on the claims' test sets of thousands. At these settings the plain rule errs as issue 28 says.
+P_WORSE, WORSE_BY = 0.2, 0.10
+MAIN_OPTIMUM_DIFFERENCE = P_WORSE * WORSE_BY
+STUDY_TESTS = 44  # the seed_shape study: 11 settings × (test accuracy + 3 attackers on Adult's sex)
+
+
+def _mixture_study(rng: np.random.Generator, worse: np.ndarray, n_parts: int = 1,
+                   delta: float = MAIN_OPTIMUM_DIFFERENCE) -> list[dict[int, np.ndarray]]:
+    """Per part (the parts share the seeds' runs, so ``worse`` is the same for all), the replicates of
+    acc_A − acc_B per seed; A is WORSE_BY worse on the seeds where ``worse`` is true."""
+    weights = bootstrap_weights(N_TEST, 200, seed=int(rng.integers(1 << 30)))
+    n_seeds, parts = len(worse), []
+    for _ in range(n_parts):
+        difficulty = rng.uniform(0.35, 0.65, N_TEST)
+        own_a, own_b = rng.uniform(-0.02, 0.02, (2, N_TEST))
+        luck = rng.random(N_TEST)
+
+        def draws() -> np.ndarray:
+            return np.where(rng.random((n_seeds, N_TEST)) < 0.06, rng.random((n_seeds, N_TEST)), luck)
+
+        correct_a = draws() < (difficulty + own_a + delta / 2)[None, :] - WORSE_BY * worse[:, None]
+        correct_b = draws() < (difficulty + own_b - delta / 2)[None, :]
+        parts.append({10 * (k + 1): weighted_mean(weights, correct_a[k]) - weighted_mean(weights, correct_b[k])
+                      for k in range(n_seeds)})
+    return parts
+
+
+def _seed_shape_study(rng: np.random.Generator, p_worse: float = P_WORSE, n_seeds: int = 15) -> str:
+    """The seed_shape study's check of A's family: A's test accuracy at 15 seeds (its attackers' accuracies
+    left constant), judged as benchmarks/seed_shape.py judges it, at the first step of Holm over the study's
+    tests. The blocker its finding gives A's claims rows ('' if none)."""
+    worse = rng.random(n_seeds) < p_worse
+    difficulty, luck = rng.uniform(0.35, 0.65, N_TEST), rng.random(N_TEST)
+    outcomes = np.where(rng.random((n_seeds, N_TEST)) < 0.06, rng.random((n_seeds, N_TEST)), luck)
+    accuracy = (outcomes < difficulty[None, :] - WORSE_BY * worse[:, None]).mean(axis=1)
+    runs = pd.DataFrame({"dataset": "sim", "method": "a", "seed": np.arange(n_seeds), "test_accuracy": accuracy,
+                         "attacker": "linear", "attribute": "z", "attack_accuracy": 0.5})
+    return family_reasons(study_checks(runs, FAMILY_LEVEL / STUDY_TESTS)).get("a", "")
+
+
+def _plain_holds(estimate) -> bool:
+    return SUPERIORITY.p_holds(estimate) <= ALPHA
+
+
+def test_a_worse_optimum_on_1_seed_in_5_breaks_the_plain_rule_at_5_seeds_and_a_parts_own_seeds_cannot_tell() -> None:
+    # Issue 28's figures: "holds" in 16%, coverage 0.82. The 5 seeds draw no worse seed in 0.8^5 = 33% of
+    # studies; the estimate then sits at the main optimum, 2 points above the mean over seeds. The part-level
+    # check (judge) sees nothing there, so it leaves the rate where it was. 2,000 studies: Monte Carlo SE ≤ 0.011.
+    rng = np.random.default_rng(28)
+    plain, judged, covered, no_worse_seed = [], [], [], []
+    for _ in range(2 * N_STUDIES):
+        worse = rng.random(len(SEEDS)) < P_WORSE
+        estimate = crossed_estimate(_mixture_study(rng, worse)[0])
+        plain.append(_plain_holds(estimate))
+        judged.append(judge([("p", SUPERIORITY, estimate, "")]).outcome == "holds")
+        covered.append(estimate.low <= 0 <= estimate.high)
+        no_worse_seed.append(not worse.any())
+    print(f"1 seed in 5 worse by {WORSE_BY}: plain 'holds' {np.mean(plain):.3f}, with the part check "
+          f"{np.mean(judged):.3f}, coverage {np.mean(covered):.3f}; of studies with no worse seed "
+          f"({np.mean(no_worse_seed):.3f}) 'holds' {np.mean(np.array(judged)[no_worse_seed]):.3f}")
+    assert 0.13 <= np.mean(plain) <= 0.23 and 0.77 <= np.mean(covered) <= 0.87
+    assert np.mean(judged) >= 0.13  # the residual a part's own seeds cannot remove: the seed_shape study must
+
+
+def test_a_worse_optimum_contradicts_a_15_part_claim_shaped_like_c1_at_5_seeds() -> None:
+    # Issue 28: 28%. The claim is opposite to the main optimum; 15 parts rest on the same runs. 300 studies:
+    # Monte Carlo SE ≤ 0.026.
+    rng = np.random.default_rng(29)
+    opposite = Reading("superiority", -1)
+    contradicted = 0
+    for _ in range(300):
+        parts = _mixture_study(rng, rng.random(len(SEEDS)) < P_WORSE, n_parts=15)
+        p_opposite = [opposite.p_opposite(crossed_estimate(p)) for p in parts]
+        contradicted += any(holm(p_opposite, ALPHA))
+    print(f"15 parts, 1 seed in 5 worse: contradicted in {contradicted / 300:.3f} of 300 studies (plain rule)")
+    assert 0.20 <= contradicted / 300 <= 0.36
+
+
+@pytest.mark.parametrize("n_parts, direction, n_worlds", [(1, 1, 1000), (15, -1, 200)])
+def test_with_a_worse_optimum_the_rows_keep_the_promise_or_say_why_not(n_parts: int, direction: int,
+                                                                      n_worlds: int) -> None:
+    # Each world runs the seed_shape study (15 seeds of A's family) and a 5-seed claims study; a row comparing a
+    # family the study found two optima in is untestable with that reason, as is a part whose own seeds fall in
+    # two groups. With no true effect, "holds" or "contradicted" must stay within 5%, and so must a testable
+    # interval that misses the mean over seeds. Allowance: 2 Monte Carlo SEs (0.014 at 1,000 worlds).
+    rng = np.random.default_rng(30 + n_parts)
+    reading = Reading("superiority", direction)
+    decided = missed = flagged = 0
+    for _ in range(n_worlds):
+        family = _seed_shape_study(rng)
+        flagged += bool(family)
+        estimates = [crossed_estimate(p) for p in _mixture_study(rng, rng.random(len(SEEDS)) < P_WORSE, n_parts)]
+        judgement = judge([(f"p{k}", reading, e, family) for k, e in enumerate(estimates)])
+        decided += judgement.outcome in ("holds", "contradicted")
+        missed += any(j.outcome != "untestable" and not e.low <= 0 <= e.high
+                      for j, e in zip(judgement.parts, estimates))
+        if judgement.outcome == "untestable":
+            assert "second optimum" in judgement.reason and f"{SEEDS_NEEDED} seeds are needed" in judgement.reason
+    allowance = 0.05 + 2 * math.sqrt(0.05 * 0.95 / n_worlds)
+    print(f"{n_parts} part(s), 1 seed in 5 worse, with both checks: seed_shape study flags the family in "
+          f"{flagged / n_worlds:.3f}; holds or contradicted {decided / n_worlds:.3f}; a testable interval misses "
+          f"in {missed / n_worlds:.3f} of {n_worlds} worlds")
+    assert decided / n_worlds <= allowance and missed / n_worlds <= allowance
+    # the 15 seeds draw no worse seed in 3.5% of studies and one in 13%, which Holm's level over the study's
+    # 44 tests mostly lets pass: the study flags the family in about 89%
+    assert flagged / n_worlds >= 0.85
+
+
+def test_at_the_seeds_needed_the_interval_keeps_its_promise_with_a_worse_optimum() -> None:
+    # At SEEDS_NEEDED seeds the part check stands aside; the plain interval's errors are then within 5% and its
+    # coverage within 93–97% (at 25–30 seeds they were 4.7–5.5% in a wider run: docs/claims.md). 1,500
+    # studies: Monte Carlo SE 0.0056 at 5%.
+    rng = np.random.default_rng(40)
+    n_studies, decided, covered = 1500, 0, 0
+    for _ in range(n_studies):
+        estimate = crossed_estimate(_mixture_study(rng, rng.random(SEEDS_NEEDED) < P_WORSE)[0])
+        decided += judge([("p", SUPERIORITY, estimate, "")]).outcome in ("holds", "contradicted")
+        covered += estimate.low <= 0 <= estimate.high
+    print(f"{SEEDS_NEEDED} seeds, 1 seed in 5 worse: holds or contradicted {decided / n_studies:.4f}, coverage "
+          f"{covered / n_studies:.4f} of {n_studies} studies")
+    assert decided / n_studies <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / n_studies)
+    assert 0.93 <= covered / n_studies <= 0.97
+
+
+def test_with_normal_seeds_the_checks_rarely_stand_in_the_way() -> None:
+    # The part check at 5 normal seeds (the existing simulation, no effect) and the seed_shape study on a
+    # family without a second optimum: each blocks at most its level of the time. 1,000 studies: SE ≤ 0.0032.
+    rng = np.random.default_rng(41)
+    blocked = sum(judge([("p", SUPERIORITY, crossed_estimate(_study(rng, 0.0, 0.02)), "")]).outcome == "untestable"
+                  for _ in range(N_STUDIES))
+    family = sum(bool(_seed_shape_study(rng, p_worse=0.0)) for _ in range(N_STUDIES))
+    print(f"normal seeds: the part check blocks {blocked / N_STUDIES:.4f}, "
+          f"the seed_shape study {family / N_STUDIES:.4f}")
+    assert blocked / N_STUDIES <= 0.01 + 2 * math.sqrt(0.01 * 0.99 / N_STUDIES)
+    assert family / N_STUDIES <= FAMILY_LEVEL / STUDY_TESTS + 2 * math.sqrt(0.01 / N_STUDIES)

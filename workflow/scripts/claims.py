@@ -9,6 +9,7 @@ from privtext.report.artefacts.common import ArtefactInputs, normalise_published
 from privtext.claims.table import claims_table, paper_readings
 from privtext.claims.evidence import ExampleEvidence
 from privtext.claims.report import write_claims_table, write_verdict_figure
+from privtext.claims.seed_shape import family_reasons, study_checks
 from privtext.runtime.logs import finish_job, setup_logging
 
 setup_logging(snakemake.log[0])
@@ -17,15 +18,20 @@ measures = pd.concat(
 )
 metas = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in snakemake.input.metas}
 published = pd.read_csv(snakemake.input.published) if "published" in snakemake.input.keys() else None
-inputs = ArtefactInputs(measures=prepare_measures(measures), metas=metas, published=normalise_published(published))
+inputs = ArtefactInputs(measures=prepare_measures(measures), metas=metas,
+                        published=normalise_published(published, snakemake.input.get("published", "published_results")))
 evidence = ExampleEvidence({Path(p).parent.name: Path(p).parent for p in snakemake.input.tests}, metas,
                         seed=snakemake.config["seed"])
-table = claims_table(inputs, evidence=evidence)
+audit = pd.read_csv(snakemake.input.audit) if "audit" in snakemake.input.keys() else None
+families = (family_reasons(study_checks(pd.read_csv(snakemake.input.seed_shape), source=snakemake.input.seed_shape))
+            if "seed_shape" in snakemake.input.keys() else None)
+table = claims_table(inputs, evidence=evidence, audit=audit, seed_families=families)
 paper = paper_readings(inputs.published) if inputs.published is not None else None
 if paper is not None:
     paper.to_csv(snakemake.output.paper_csv, index=False)
 else:
-    pd.DataFrame(columns=["claim", "dataset", "reading", "paper_values", "paper_reading"]).to_csv(
+    pd.DataFrame(columns=["claim", "dataset", "source", "reading", "paper_values", "paper_reading",
+                          "paper_reading_at_0.02"]).to_csv(
         snakemake.output.paper_csv, index=False)
 write_claims_table(table, snakemake.output.table_csv.rsplit(".", 1)[0], seeds=snakemake.params.seeds,
                    paper_table=paper)

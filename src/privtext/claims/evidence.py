@@ -149,6 +149,9 @@ def measure_replicates(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None
             return weighted_mean(W, correct)
         value = test.value_names[row.attribute].index(row.group)
         return weighted_mean(W, correct, truth == value)
+    if measure == "attack_macro_f1":  # CAPE's attacker measure
+        truth = test.z[row.attribute]
+        return _macro_f1(W, truth, run.attacker_predictions(row.attacker, row.attribute, test))
     if measure == "empirical_privacy_demographic":
         attributes = [a for a, k in test.kinds.items() if k == "demographic"]
         accuracies = [weighted_mean(W, run.attacker_predictions(row.attacker, a, test) == test.z[a])
@@ -167,6 +170,18 @@ def measure_replicates(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None
             f1 = np.where(denominator > 0, 2.0 * true_positive / denominator, ENTITY_F1_WHEN_UNDEFINED)
         return 1.0 - f1
     return None
+
+
+def _macro_f1(W: np.ndarray, truth: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Macro-F1 per weight row over the classes seen in either (:func:`privtext.measures.metrics.macro_f1`'s
+    class set and its F1 of 0 for a class with no weight in a resample)."""
+    scores = []
+    for c in np.union1d(truth, predicted):
+        true_positive = W @ ((truth == c) & (predicted == c)).astype(np.float32)
+        denominator = W @ (predicted == c).astype(np.float32) + W @ (truth == c).astype(np.float32)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores.append(np.where(denominator > 0, 2.0 * true_positive / denominator, 0.0))
+    return np.mean(scores, axis=0) if scores else np.zeros(W.shape[0])
 
 
 def _gap(rates: list[np.ndarray]) -> np.ndarray:

@@ -6,12 +6,14 @@ Reads the table :func:`privtext.claims.table.claims_table` returns; matplotlib i
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-from privtext.claims.table import CLAIMS, EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
+from privtext.claims.context import EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
+from privtext.claims.table import CLAIMS
 from privtext.claims.verdicts import MEANINGS, OUTCOMES
 
 VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion contradicted, yellow not shown, grey cannot tell
@@ -75,25 +77,36 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
         "paper's own numbers": table["paper_reading"],
     }, columns=list(MARKDOWN_COLUMNS))
     code = table["setting"] == REFERENCE_CODE
-    synthetic = table["dataset_kind"] == "synthetic"
-    real = table[~synthetic & ~code]
+    kind = table["dataset_kind"]
+    papers = table[(kind == "the paper's") & ~code]
+    apart = [(label, table[mask]) for label, mask in (
+        ("on substitute datasets (CAPE on AG; FEDERATE §5.2 on Adult and CelebA)", (kind == "substitute") & ~code),
+        ("on the synthetic `demo`", (kind == "synthetic") & ~code),
+        ("the ε audit (F12)", kind.str.startswith("no data")),
+        ("with the reference code's non-DP mechanisms", code))]
     lines = ["# The papers' claims, checked", "",
-             f"{len(table)} rows. On real data ({len(real)} rows): {_tally(real)}. Kept apart: the synthetic "
-             f"`demo` ({int((synthetic & ~code).sum())} rows: {_tally(table[synthetic & ~code])}) and the "
-             f"reference code's non-DP mechanisms ({int(code.sum())} rows: {_tally(table[code])}).", "",
+             f"{len(table)} rows. On the papers' own datasets ({len(papers)} rows): {_tally(papers)}. Kept apart: "
+             + "; ".join(f"{label} ({len(rows)} rows: {_tally(rows)})" for label, rows in apart) + ".", "",
              markdown_table(shown), "", *[f"- {note}" for note in claims_notes(table, seeds)]]
     if paper_table is not None and len(paper_table):
         lines += ["", "## The papers' own numbers, read the same way", "",
-                  markdown_table(paper_table[["claim", "dataset", "paper_values", "paper_reading"]])]
+                  markdown_table(paper_table[["claim", "dataset", "source", "paper_values", "paper_reading",
+                                              "paper_reading_at_0.02"]])]
     paths[1].write_text("\n".join(lines) + "\n")
     return paths
 
 
 def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    """(dataset, setting) columns of one paper's panel, measured datasets first, those without runs last."""
-    pairs = list(dict.fromkeys(zip(rows["dataset"], rows["setting"])))
+    """(dataset, setting) columns of one paper's panel, measured datasets first, those without runs last. A
+    dataset without runs, and a claim's one setting (nominal = effective ε, or no DP method), share one column
+    per dataset (setting '')."""
     unmeasured = _unmeasured(rows)
+    pairs = list(dict.fromkeys(_column_key(d, s, unmeasured) for d, s in zip(rows["dataset"], rows["setting"])))
     return [p for p in pairs if p[0] not in unmeasured] + [p for p in pairs if p[0] in unmeasured]
+
+
+def _column_key(dataset: str, setting: str, unmeasured: set[str]) -> tuple[str, str]:
+    return (dataset, "") if dataset in unmeasured or setting in (L1_SETTING, NO_DP) else (dataset, setting)
 
 
 def _unmeasured(rows: pd.DataFrame) -> set[str]:
@@ -101,55 +114,73 @@ def _unmeasured(rows: pd.DataFrame) -> set[str]:
     return set(runs.index[~runs])
 
 
-def _column_label(dataset: str, setting: str, unmeasured: set[str] = frozenset()) -> str:
+SETTING_LABELS = {NOMINAL: "nominal ε", EQUAL_EFFECTIVE: "equal effective ε", REFERENCE_CODE: "reference code (not DP)",
+                  L1_SETTING: "ε = effective", NO_DP: "no DP method"}
+KIND_LABELS = {"substitute": "substitute", "synthetic": "synthetic"}
+
+
+def _column_label(dataset: str, setting: str, kind: str = "", unmeasured: set[str] = frozenset()) -> str:
+    """Every column names its dataset, what kind it is and its setting (two columns of one dataset differ)."""
     if dataset == "—":
-        return "no dataset\nfits"
-    if dataset in unmeasured:
-        return dataset + "\n(no data)"
-    return dataset + {NOMINAL: "\nnominal ε", EQUAL_EFFECTIVE: "\nequal\neffective ε",
-                      REFERENCE_CODE: "\nreference code\n(not DP)"}.get(setting, "")
+        return "no dataset\n" + SETTING_LABELS.get(setting, setting)
+    head = dataset + (f" ({KIND_LABELS[kind]})" if kind in KIND_LABELS else "")
+    tail = "no data here" if dataset in unmeasured else SETTING_LABELS.get(setting, "")
+    return "\n".join(textwrap.wrap(head, 14) + textwrap.wrap(tail, 14))
 
 
-SHORT = {"holds": "yes", "not shown": "no", "contradicted": "contra", "untestable": "?"}
+# The word in each cell says what the verdict means (a cell never reads "no" for "not shown").
+WORDS = {"holds": "holds", "not shown": "not\nshown", "contradicted": "contra-\ndicted", "untestable": "untest-\nable"}
 
 
 def verdict_figure(table: pd.DataFrame) -> Any:
-    """One panel per paper: claims (rows) × dataset and setting (columns), cells coloured by verdict."""
+    """One panel per paper: claims (rows, by id, their full text in a legend beside) × dataset and setting
+    (columns), each cell coloured and labelled by its verdict."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
     papers = [p for p in ("DPNR", "CAPE", "FEDERATE") if p in set(table["paper"])]
     layout = {p: (sorted({c for c in table.loc[table["paper"] == p, "claim"]}, key=list(CLAIMS).index),
                   _columns(table[table["paper"] == p])) for p in papers}
-    width = max(6.5, 3.6 + 0.95 * max(len(cols) for _, cols in layout.values()))  # 3.6 in: claim labels
-    heights = [0.32 * len(claims) + 1.0 for claims, _ in layout.values()]
-    figure = Figure(figsize=(width, sum(heights) + 0.9), layout="constrained")
-    axes = figure.subplots(len(papers), 1, squeeze=False, height_ratios=heights)[:, 0]
-    for ax, paper in zip(axes, papers):
+    n_columns = max(len(cols) for _, cols in layout.values())
+    legend_width = 4.6
+    width = 1.2 + 0.95 * n_columns + legend_width
+    heights = [0.5 * len(claims) + 1.3 for claims, _ in layout.values()]
+    figure = Figure(figsize=(width, sum(heights) + 1.0), layout="constrained")
+    axes = figure.subplots(len(papers), 2, squeeze=False, height_ratios=heights,
+                           width_ratios=[width - legend_width, legend_width])
+    for (ax, text_ax), paper in zip(axes, papers):
         claims, columns = layout[paper]
         rows = table[table["paper"] == paper]
+        kinds = dict(zip(rows["dataset"], rows["dataset_kind"]))
+        unmeasured = _unmeasured(rows)
+        keys = [_column_key(d, s, unmeasured) for d, s in zip(rows["dataset"], rows["setting"])]
         for i, claim in enumerate(claims):
-            for j, (dataset, setting) in enumerate(columns):
-                hit = rows[(rows["claim"] == claim) & (rows["dataset"] == dataset) & (rows["setting"] == setting)]
+            for j, column in enumerate(columns):
+                hit = rows[(rows["claim"] == claim) & pd.Series([k == column for k in keys], index=rows.index)]
                 outcome = hit["holds"].iloc[0] if len(hit) else None
-                colour = VERDICT_COLOURS.get(outcome, "white")
-                ax.add_patch(_cell(j, i, colour))
-                ax.text(j + 0.5, i + 0.5, SHORT.get(outcome, "") if outcome else "–", ha="center", va="center",
-                        fontsize=8, color="white" if outcome in ("holds", "contradicted") else "black")
+                ax.add_patch(_cell(j, i, VERDICT_COLOURS.get(outcome, "white")))
+                ax.text(j + 0.5, i + 0.5, WORDS.get(outcome, "") if outcome else "–", ha="center", va="center",
+                        fontsize=6.5, color="white" if outcome in ("holds", "contradicted") else "black")
         ax.set_xlim(0, len(columns))
         ax.set_ylim(len(claims), 0)
         ax.set_xticks([j + 0.5 for j in range(len(columns))],
-                      [_column_label(d, s, _unmeasured(rows)) for d, s in columns], fontsize=7)
-        ax.set_yticks([i + 0.5 for i in range(len(claims))],
-                      [f"{c}: {_short_text(CLAIMS[c].text)}" for c in claims], fontsize=7)
+                      [_column_label(d, s, kinds.get(d, ""), unmeasured) for d, s in columns], fontsize=6.5)
+        ax.xaxis.tick_top()
+        ax.set_yticks([i + 0.5 for i in range(len(claims))], claims, fontsize=8)
         ax.tick_params(length=0)
-        ax.grid(False)
         for spine in ax.spines.values():
             spine.set_visible(False)
         ax.set_title(paper, loc="left", fontsize=10, fontweight="bold")
-    handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=f"{SHORT[o]} = {o}") for o in OUTCOMES]
-    handles.append(Patch(facecolor="white", edgecolor="#777777", label="– = no row (claim does not apply)"))
-    figure.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False, fontsize=8)
+        text_ax.axis("off")
+        text_ax.set_ylim(len(claims), 0)
+        text_ax.set_xlim(0, 1)
+        for i, claim in enumerate(claims):
+            text_ax.text(0, i + 0.5, f"{claim}: " + "\n".join(textwrap.wrap(CLAIMS[claim].text, 58)),
+                         va="center", ha="left", fontsize=6.5)
+    handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=f"{o}: {MEANINGS[o].split(';')[0]}")
+               for o in OUTCOMES]
+    handles.append(Patch(facecolor="white", edgecolor="#777777", label="–: no row (the claim is not about it)"))
+    figure.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
     figure.suptitle("Do the papers' claims hold on our runs?", fontsize=10)
     return figure
 
@@ -160,11 +191,54 @@ def _cell(x: float, y: float, colour: str) -> Any:
     return Rectangle((x + 0.04, y + 0.06), 0.92, 0.88, facecolor=colour, edgecolor="#777777", linewidth=0.5)
 
 
-def _short_text(text: str, limit: int = 48) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def write_verdict_figure(table: pd.DataFrame, out_prefix: str | Path) -> list[Path]:
     from privtext.report.artefacts.common import save_figure
 
     return save_figure(verdict_figure(table), out_prefix)
+
+
+def claims_catalogue(published: pd.DataFrame | None) -> str:
+    """docs/claims.md's table of every claim: its quote, where it is printed, how it is read, its margins and
+    why (``tests/test_claims.py`` keeps the page equal to this)."""
+    from privtext.claims.context import SETTINGS, ClaimContext
+    from privtext.claims.table import paper_dataset_inputs
+
+    inputs = paper_dataset_inputs(published)
+    lines = ["| claim | quote | where | reading | margin: why |", "|---|---|---|---|---|"]
+    for claim in CLAIMS.values():
+        for sentence in (claim, *claim.variants):
+            datasets = sentence.datasets if sentence is not claim else claim.datasets
+            margins: dict[str, str] = {}
+            for dataset in datasets:
+                for part in sentence.build(ClaimContext(inputs, dataset, SETTINGS[claim.dp][0])):
+                    if part.reading.margin > 0:
+                        margins.setdefault(f"{part.reading.margin:.4g}", part.reading.margin_reason)
+            margin = "<br>".join(f"{m}: {why}" for m, why in margins.items()) or "none (superiority or trend)"
+            where = sentence.source.split(f"{claim.paper}, ", 1)[-1] + (f" ({', '.join(datasets)})" if datasets else "")
+            tag = " (added)" if claim.added else ""
+            quote = " … ".join(f"“{q}”" for q in sentence.quote).replace("|", "\\|")
+            lines.append(f"| {claim.id}{tag} | {quote} | {where} | {sentence.reading} | {margin} |")
+    return "\n".join(lines)
+
+
+CATALOGUE_MARKERS = ("<!-- claims-catalogue:start -->", "<!-- claims-catalogue:end -->")
+
+
+def update_catalogue(page: Path, published: pd.DataFrame | None) -> None:
+    """Rewrite the marked block of ``page`` (docs/claims.md) with :func:`claims_catalogue`."""
+    start, end = CATALOGUE_MARKERS
+    text = page.read_text()
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    page.write_text(f"{before}{start}\n{claims_catalogue(published)}\n{end}{after}")
+
+
+if __name__ == "__main__":  # python -m privtext.claims.report [published.csv [docs/claims.md]]
+    import sys
+
+    from privtext.report.artefacts.common import normalise_published
+
+    root = Path(__file__).resolve().parents[3]
+    csv = Path(sys.argv[1]) if len(sys.argv) > 1 else root.parent / "shared" / "paper_results" / "published.csv"
+    update_catalogue(Path(sys.argv[2]) if len(sys.argv) > 2 else root / "docs" / "claims.md",
+                     normalise_published(pd.read_csv(csv)))

@@ -1,0 +1,194 @@
+"""What a claim's builder sees (:class:`ClaimContext`): the saved measures (and per-example evidence, if any), one
+dataset and one setting; and the measures in the papers' vocabulary (empirical privacy, leakage, the setting
+FEDERATE's relaxation threshold selects).
+
+Settings: ``nominal ε`` runs DPNR and CAPE with their published min-max layer (Lap(1/ε), a (D·ε)-DP release);
+``equal effective ε`` swaps in ``dpnr_calibrated``/``cape_calibrated`` (Lap(D/ε)), so every DP method in the
+comparison is ε-DP at the paper's ε; the reference code's mechanism (not DP) is a named variant where a verdict
+turns on it. Claims whose DP methods all use the L1 layer (Noise, FEDERATE) have one row, ``nominal = effective
+ε``; claims without a DP method have one row, ``no DP method``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from privtext.claims.margins import printed
+from privtext.claims.parts import Measured
+from privtext.report.artefacts.common import ArtefactInputs
+
+NOMINAL, EQUAL_EFFECTIVE, L1_SETTING, NO_DP = "nominal ε", "equal effective ε", "nominal = effective ε", "no DP method"
+REFERENCE_CODE = "reference code's mechanism (not DP)"
+SETTINGS = {"minmax": (NOMINAL, EQUAL_EFFECTIVE), "l1": (L1_SETTING,), "none": (NO_DP,)}
+# The method that plays DPNR or CAPE (or CAPE's DP ablation) in each setting: its honest-ε twin (Lap(D/ε)) at
+# equal effective ε, and the reference code's mechanism (one noise scalar per example / one vector per model).
+TWINS = {EQUAL_EFFECTIVE: {"dpnr": "dpnr_calibrated", "cape": "cape_calibrated", "cape_dp": "cape_dp_calibrated"},
+         REFERENCE_CODE: {"dpnr": "dpnr_code", "cape": "cape_code"}}
+CODE_METHODS = frozenset(TWINS[REFERENCE_CODE].values())
+# The grid parameter naming the one private attribute a run's adversary targeted (CAPE's Table 3 trains one
+# model per targeted variable); a run without it trains one adversary per attribute.
+TARGET = "target"
+
+
+@dataclass
+class ClaimContext:
+    """One dataset and setting of one claim, over saved measures (``evidence``: per-example test records for
+    the intervals, or None: intervals over seeds alone)."""
+
+    inputs: ArtefactInputs
+    dataset: str
+    setting: str
+    evidence: Any = None  # privtext.claims.evidence.ExampleEvidence
+
+    @property
+    def published(self) -> pd.DataFrame | None:
+        return self.inputs.published
+
+    def method(self, name: str) -> str:
+        """The method that plays ``name`` in this setting (:data:`TWINS`)."""
+        return TWINS.get(self.setting, {}).get(name, name)
+
+    def attributes(self, kind: str | None = None) -> list[str]:
+        """The dataset's private attributes (of ``kind``: 'demographic' or 'entity'), the paper's where we
+        have no build of it (:data:`PAPER_ATTRIBUTES`)."""
+        attributes = self.inputs.attributes(self.dataset) or list(PAPER_ATTRIBUTES.get(self.dataset, ()))
+        return [a for a in attributes if kind is None or self.inputs.attribute_kind(self.dataset, a) == kind]
+
+    def n_values(self, attribute: str) -> int | None:
+        names = self.inputs.value_names(self.dataset, attribute)
+        return len(names) if names else PAPER_ATTRIBUTE_SIZES.get((self.dataset, attribute))
+
+    def printed(self, paper: str, table: str, method: str, metric: str, scale: float = 1.0,
+                occurrence: int | None = None, **setting: object) -> float:
+        return printed(self.published, paper, table, self.dataset, method, metric, scale, occurrence, **setting)
+
+    def measured(self, rows: pd.DataFrame) -> Measured:
+        """Per seed, the mean over ``rows`` of that seed (attributes/groups left open) of each row's replicates."""
+        rows = rows.dropna(subset=["value"])
+        per_seed = {}
+        for seed, seed_rows in rows.groupby("seed"):
+            arrays = [self.evidence.replicates(row) if self.evidence is not None else np.array([row.value])
+                      for row in seed_rows.itertuples(index=False)]
+            per_seed[int(seed)] = np.mean(arrays, axis=0)
+        return per_seed, tuple(sorted(rows["run_dir"].unique()))
+
+    def series(self, method: str, measure: str, split: str | None = "test", attribute: str | None = None,
+               attacker: str | None = None, group: str | None = None, target: str | None = None,
+               **params: float) -> Measured:
+        """``measure`` of ``method`` (played by its twin in this setting) at ``params`` (μ = 0 unless given) per
+        seed; ``target``: the run whose adversary targeted that attribute alone."""
+        conditions: dict[str, Any] = {"method": self.method(method), "param_mu": params.pop("mu", 0.0),
+                                      **{f"param_{k}": v for k, v in params.items()}}
+        if target is not None:
+            if f"param_{TARGET}" not in self.inputs.measures.columns:
+                return {}, ()
+            conditions[f"param_{TARGET}"] = target
+        return self.measured(self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions))
+
+    def constant(self, value: float, like: Measured) -> Measured:
+        """``value`` for every seed of ``like`` (a printed threshold such as chance, with no sampling)."""
+        return {s: np.full_like(np.asarray(v, dtype=float), value) for s, v in like[0].items()}, ()
+
+
+# The private attributes of paper datasets we may not have built (their published rows still get scored),
+# and their sizes where a claim reads them (CAPE §2: six equal-sized age bins, five locations, binary gender).
+PAPER_ATTRIBUTES = {"tp_uk": ("gender", "age", "location"), "tp_us": ("gender", "age"), "blog": ("gender", "age"),
+                    "ag_dpnr": tuple(f"entity{i}" for i in range(5))}
+PAPER_ATTRIBUTE_SIZES = {("tp_uk", "gender"): 2, ("tp_uk", "age"): 6, ("tp_uk", "location"): 5}
+
+
+def ratio(a: Measured, b: Measured) -> Measured:
+    """``(a − b) / b`` per seed and resample: a relative difference, for measures whose scale depends on the
+    dataset (MDL in kbits)."""
+    (values_a, runs_a), (values_b, runs_b) = a, b
+    shared = set(values_a) & set(values_b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {s: (values_a[s] - values_b[s]) / values_b[s] for s in shared}, runs_a + runs_b
+
+
+def zero(like: Measured) -> Measured:
+    return {s: np.zeros_like(np.asarray(v, dtype=float)) for s, v in like[0].items()}, ()
+
+
+def finite(value: float) -> bool:
+    return isinstance(value, float) and math.isfinite(value)
+
+
+# --- measures in the papers' vocabulary ------------------------------------------------------------------------
+
+DPNR_ATTACKER = "mlp"  # DPNR's attacker (2 layers, 512 hidden)
+CAPE_ATTACKER = "mlp"  # CAPE reported its joint adversary; we use a fresh attacker (docs/methods.md)
+LEAKAGE_ATTACKER = "sklearn_mlp"  # FEDERATE's Leakage
+
+
+def privacy_kind(ctx: ClaimContext) -> str:
+    kinds = {ctx.inputs.attribute_kind(ctx.dataset, a) for a in ctx.attributes()}
+    return "entity" if "entity" in kinds else "demographic"
+
+
+def empirical_privacy(ctx: ClaimContext, method: str, **params: float) -> Measured:
+    """DPNR's empirical privacy (1 − attacker accuracy, or 1 − micro-F1 on entities), ``mlp`` attacker."""
+    return ctx.series(method, f"empirical_privacy_{privacy_kind(ctx)}", attacker=DPNR_ATTACKER, **params)
+
+
+def accuracy(ctx: ClaimContext, method: str, **params: float) -> Measured:
+    return ctx.series(method, "accuracy", **params)
+
+
+# FEDERATE's model selection: per method, the setting chosen on dev at a relaxation threshold (§5.1)
+RT = 1.0  # FEDERATE's main tables select at relaxation threshold 1 point
+FEDERATE_FAMILY = ("nonpriv", "adv", "multiadv", "inlp", "noise", "federate")
+# a selected run's column -> (measure, split, attacker, on the protected attribute?)
+SELECTED_MEASURES = {"test_accuracy": ("accuracy", "test", None, False),
+                     "test_fairness": ("fairness", "test", None, True),
+                     "test_leakage": ("attack_accuracy", "test", LEAKAGE_ATTACKER, True),
+                     "mdl_kbits": ("mdl_kbits", None, None, True)}
+
+
+def protected(ctx: ClaimContext) -> str | None:
+    from privtext.report.artefacts.federate import protected_attribute
+
+    return protected_attribute(ctx.inputs, ctx.dataset)
+
+
+def chosen(ctx: ClaimContext, rt: float = RT) -> pd.DataFrame:
+    """Per-seed rows of each method's setting chosen on dev at relaxation threshold ``rt`` (FEDERATE §5.1)."""
+    from privtext.report.artefacts.federate import runs_frame, selected_runs
+
+    key = ("claims_chosen", ctx.dataset, rt)
+    if key not in ctx.inputs.cache:
+        ctx.inputs.cache[key] = selected_runs(runs_frame(ctx.inputs, ctx.dataset), rt, FEDERATE_FAMILY)
+    return ctx.inputs.cache[key]
+
+
+def selected(ctx: ClaimContext, method: str, column: str, rt: float = RT) -> Measured:
+    """Per seed, ``column``'s measure of the ``method`` run chosen at ``rt``."""
+    picked = chosen(ctx, rt)
+    picked = picked[picked["method"] == method]
+    measure, split, attacker, on_protected = SELECTED_MEASURES[column]
+    rows = ctx.inputs.pick(measure, ctx.dataset, split, protected(ctx) if on_protected else None, attacker,
+                           method=method)
+    if picked.empty or rows.empty:
+        return {}, ()
+    params = [c for c in picked.columns if c.startswith("param_")]
+    keys = ["method", *params, "seed"]
+    wanted = picked[keys].drop_duplicates().astype({c: float for c in [*params, "seed"]})
+    return ctx.measured(rows.astype({"seed": float}).merge(wanted, on=keys, how="inner"))
+
+
+def params_of(ctx: ClaimContext, method: str, measure: str, param: str, **fixed: float) -> list[float]:
+    """The values of ``param`` with saved test ``measure`` rows of ``method`` at ``fixed`` (a sweep's points)."""
+    rows = ctx.inputs.pick(measure, ctx.dataset, "test", method=ctx.method(method),
+                           **{f"param_{k}": v for k, v in fixed.items()})
+    if f"param_{param}" not in rows.columns:
+        return []
+    return sorted(pd.to_numeric(rows[f"param_{param}"], errors="coerce").dropna().unique())
+
+
+def mapping_of(values: Mapping[float, Measured]) -> dict[float, Measured]:
+    return {x: m for x, m in values.items() if m[0]}

@@ -1,0 +1,228 @@
+"""DPNR's claims (Lyu, He & Li 2020), each from the paper's own sentence (``../shared/papers/dpnr.md``).
+
+DPNR's NON-PRIV is DPNR's own architecture without noise (``dpnr_nonpriv``, Table 4), and its ADV is DPNR's
+architecture with an adversary as Coavoux et al. (2018) describe (``dpnr_adv``): each comparison isolates the
+noise. DPNR's default setting in §4.5–4.6 is ε = 0.05, μ = 0. Empirical privacy is 1 − X (demographic
+attributes) or 1 − F (entities), DPNR's ``mlp`` attacker (§4.2).
+"""
+
+from __future__ import annotations
+
+from privtext.claims.claim import Claim
+from privtext.claims.context import (DPNR_ATTACKER, ClaimContext, accuracy, empirical_privacy, params_of,
+                                     privacy_kind)
+from privtext.claims.margins import paper_margin
+from privtext.claims.parts import (COMPARABLE, HIGHER, LOWER, NOT_LOWER, Part, blocked, difference, hedged, trend,
+                                   values_text)
+from privtext.claims.verdicts import Reading
+
+PAPER = "DPNR"
+SOURCE = "Lyu, He & Li (2020), DPNR"
+DATASETS = ("tp_us", "ag_dpnr", "blog")
+EPSILON = 0.05  # DPNR's default (§4.5: "we fix ε = 0.05 and μ = 0 as a default setting")
+TABLE2_EPSILONS = (0.05, 0.1, 0.5, 1.0, 5.0)
+NONPRIV = "dpnr_nonpriv"
+ADV = "dpnr_adv"
+ADV_LAMBDA = 1.0  # dpnr_adv's paper default (privtext.methods.dpnr_adv)
+PUBLISHED_AS = {NONPRIV: "nonpriv", ADV: "adv", "dpnr": "dpnr"}
+
+
+def _eps(value: float) -> str:
+    return f"{value:g}"
+
+
+def _table4(ctx: ClaimContext, method: str, metric: str) -> float:
+    """A Table 4 value in fractions: MAJORITY and NON-PRIV printed absolute, ADV and DPNR relative to NON-PRIV."""
+    if method in ("majority", "nonpriv"):
+        return ctx.printed("dpnr", "table4", method, metric, 0.01, relative_to=None)
+    return (ctx.printed("dpnr", "table4", "nonpriv", metric, 0.01, relative_to=None)
+            + ctx.printed("dpnr", "table4", method, f"{metric}_delta", 0.01, relative_to="nonpriv"))
+
+
+def _table2(ctx: ClaimContext, method: str, epsilon: float | None = None) -> float:
+    if epsilon is None:
+        return ctx.printed("dpnr", "table2", method, "main_accuracy", 0.01)
+    return ctx.printed("dpnr", "table2", method, "main_accuracy", 0.01, eps=_eps(epsilon), mu="0")
+
+
+def d1(ctx: ClaimContext) -> list[Part]:
+    dpnr = ctx.method("dpnr")
+    parts = [difference(f"empirical privacy, {dpnr} ε = {EPSILON:g} − {NONPRIV}",
+                        empirical_privacy(ctx, "dpnr", epsilon=EPSILON), empirical_privacy(ctx, NONPRIV), HIGHER,
+                        paper_value=_table4(ctx, "dpnr", "empirical_privacy") - _table4(ctx, "nonpriv", "empirical_privacy"),
+                        attacker=DPNR_ATTACKER)]
+    reference = accuracy(ctx, NONPRIV)
+    for epsilon in TABLE2_EPSILONS:  # "in most cases ... across all ε": the hedged family
+        parts.append(hedged(difference(
+            f"test accuracy, {dpnr} ε = {epsilon:g} − {NONPRIV}", accuracy(ctx, "dpnr", epsilon=epsilon), reference,
+            NOT_LOWER, paper_value=_table2(ctx, "dpnr", epsilon) - _table2(ctx, "nonpriv"))))
+    return parts
+
+
+def d2(ctx: ClaimContext) -> list[Part]:
+    return [difference(f"empirical privacy, {ctx.method('dpnr')} − {ADV} (λ = {ADV_LAMBDA:g})",
+                       empirical_privacy(ctx, "dpnr", epsilon=EPSILON),
+                       empirical_privacy(ctx, ADV, **{"lambda": ADV_LAMBDA}), HIGHER,
+                       paper_value=_table4(ctx, "dpnr", "empirical_privacy") - _table4(ctx, "adv", "empirical_privacy"),
+                       attacker=DPNR_ATTACKER)]
+
+
+def majority_margin(ctx: ClaimContext) -> Reading | None:
+    """D3's margin: the largest |DPNR − MAJORITY| in Table 4, the differences the paper calls "comparable"."""
+    differences = [(d, _table4(ClaimContext(ctx.inputs, d, ctx.setting), "dpnr", "empirical_privacy")
+                    - _table4(ClaimContext(ctx.inputs, d, ctx.setting), "majority", "empirical_privacy"))
+                   for d in DATASETS]
+    return paper_margin("non-inferiority", 1, differences, "comparable empirical privacy", "DPNR Table 4")
+
+
+def d3(ctx: ClaimContext) -> list[Part]:
+    label = f"empirical privacy, {ctx.method('dpnr')} − majority (MAJORITY an upper bound: one-sided)"
+    paper = _table4(ctx, "dpnr", "empirical_privacy") - _table4(ctx, "majority", "empirical_privacy")
+    reading = majority_margin(ctx)
+    if reading is None:
+        return [blocked(label, COMPARABLE, "the margin is the paper's own (DPNR Table 4): give published.csv")]
+    return [difference(label, empirical_privacy(ctx, "dpnr", epsilon=EPSILON), empirical_privacy(ctx, "majority"),
+                       reading, paper_value=paper, attacker=DPNR_ATTACKER)]
+
+
+MU = 0.5  # "μ = 0.5 can still provide a relatively high accuracy" (§4.4.2)
+
+
+def dropout_margin(ctx: ClaimContext) -> Reading | None:
+    """D4's margin: the largest accuracy drop from μ = 0 (Table 2, ε = 1) to μ = 0.5 (Table 3) that the paper
+    calls "relatively high accuracy"."""
+    differences = []
+    for d in DATASETS:
+        other = ClaimContext(ctx.inputs, d, ctx.setting)
+        differences.append((d, other.printed("dpnr", "table3", "dpnr", "main_accuracy", 0.01, eps="1", mu=_eps(MU))
+                            - _table2(other, "dpnr", 1.0)))
+    return paper_margin("non-inferiority", 1, differences, "relatively high accuracy", "DPNR Tables 2–3")
+
+
+def d4(ctx: ClaimContext) -> list[Part]:
+    dpnr = ctx.method("dpnr")
+    kind = f"empirical_privacy_{privacy_kind(ctx)}"
+    mus = params_of(ctx, "dpnr", kind, "mu", epsilon=1.0)
+    label = f"test accuracy, {dpnr} ε = 1, μ = {MU:g} − μ = 0"
+    paper = ctx.printed("dpnr", "table3", "dpnr", "main_accuracy", 0.01, eps="1", mu=_eps(MU)) - _table2(ctx, "dpnr", 1.0)
+    reading = dropout_margin(ctx)
+    accuracy_part = (blocked(label, NOT_LOWER, "the margin is the paper's own (DPNR Tables 2–3): give published.csv")
+                     if reading is None else
+                     difference(label, accuracy(ctx, "dpnr", epsilon=1.0, mu=MU), accuracy(ctx, "dpnr", epsilon=1.0),
+                                reading, paper_value=paper))
+    privacy = {mu: empirical_privacy(ctx, "dpnr", epsilon=1.0, mu=mu) for mu in mus}
+    return [accuracy_part,
+            trend(f"Spearman ρ(μ, empirical privacy), {dpnr} ε = 1, μ ∈ {values_text(mus)} (our extension: "
+                  "Table 3 prints accuracy only)", privacy, HIGHER, attacker=DPNR_ATTACKER)]
+
+
+def d5(ctx: ClaimContext) -> list[Part]:
+    epsilons = params_of(ctx, "dpnr", f"empirical_privacy_{privacy_kind(ctx)}", "epsilon", mu=0.0)
+    privacy = {eps: empirical_privacy(ctx, "dpnr", epsilon=eps) for eps in epsilons}
+    return [trend(f"Spearman ρ(ε, empirical privacy), {ctx.method('dpnr')}, ε ∈ {values_text(epsilons)}", privacy,
+                  LOWER, attacker=DPNR_ATTACKER)]
+
+
+def _paper_entity(attribute: str) -> str | None:
+    """DPNR numbers its persons 1–5 by frequency; ours are ``entity0``..``entity4`` in the same order."""
+    index = attribute[len("entity"):]
+    return str(int(index) + 1) if attribute.startswith("entity") and index.isdigit() else None
+
+
+def d6(ctx: ClaimContext) -> list[Part]:
+    parts = []
+    for attribute in ctx.attributes("entity"):
+        number = _paper_entity(attribute)
+
+        def present(method: str, **params: float) -> object:
+            return ctx.series(method, "attack_subgroup_accuracy", attribute=attribute, attacker=DPNR_ATTACKER,
+                              group="present", **params)
+
+        def printed(method: str) -> float:
+            return (ctx.printed("dpnr", "table5", method, "attacker_accuracy_present", 0.01, entity=number)
+                    if number else float("nan"))
+
+        for other, params in ((NONPRIV, {}), (ADV, {"lambda": ADV_LAMBDA})):
+            parts.append(difference(
+                f"attacker accuracy on {attribute} present, {ctx.method('dpnr')} − {other}",
+                present("dpnr", epsilon=EPSILON), present(other, **params), LOWER, attacker=DPNR_ATTACKER,
+                paper_value=printed("dpnr") - printed(PUBLISHED_AS[other])))
+    return parts
+
+
+def _printed_gap(ctx: ClaimContext, method: str, attribute: str) -> float:
+    """The subgroup accuracy gap DPNR printed (Tables 6–7 give one subgroup's accuracy relative to the other)."""
+    if attribute.startswith("entity"):
+        number = _paper_entity(attribute)
+        return abs(ctx.printed("dpnr", "table7", method, "main_accuracy_delta", 0.01, entity=number,
+                               relative_to="absent")) if number else float("nan")
+    reference = {"gender": "gender=F", "age": "age=young"}.get(attribute)
+    if reference is None:
+        return float("nan")
+    return abs(ctx.printed("dpnr", "table6", method, "main_accuracy_delta", 0.01, relative_to=reference))
+
+
+def d7(ctx: ClaimContext) -> list[Part]:
+    parts = []
+    for attribute in ctx.attributes():
+        for other, params in ((NONPRIV, {}), (ADV, {"lambda": ADV_LAMBDA})):
+            parts.append(hedged(difference(
+                f"subgroup accuracy gap on {attribute}, {ctx.method('dpnr')} − {other}",
+                ctx.series("dpnr", "accuracy_gap", attribute=attribute, epsilon=EPSILON),
+                ctx.series(other, "accuracy_gap", attribute=attribute, **params), LOWER,
+                paper_value=_printed_gap(ctx, "dpnr", attribute) - _printed_gap(ctx, PUBLISHED_AS[other], attribute))))
+    return parts
+
+
+def d8(ctx: ClaimContext) -> list[Part]:
+    smallest = TABLE2_EPSILONS[0]
+    reference = accuracy(ctx, "dpnr", epsilon=smallest)
+    return [difference(f"test accuracy, {ctx.method('dpnr')} ε = {eps:g} − ε = {smallest:g}",
+                       accuracy(ctx, "dpnr", epsilon=eps), reference, COMPARABLE,
+                       paper_value=_table2(ctx, "dpnr", eps) - _table2(ctx, "dpnr", smallest))
+            for eps in TABLE2_EPSILONS[1:]]
+
+
+CLAIMS = (
+    Claim("D1", PAPER, "DPNR largely reduces leakage without significantly lowering main accuracy",
+          ("DPNR largely reduces privacy leakage without significantly sacrificing the main task performance",
+           "in most cases, our method can achieve comparable performance to the non-private baseline, across all "
+           "$\\epsilon$"),
+          f"{SOURCE}, abstract; §4.4.1, Table 2; §4.5, Table 4",
+          "empirical privacy above NON-PRIV (its own architecture without noise) at ε = 0.05; accuracy not below "
+          "NON-PRIV by more than 0.02 at each ε of Table 2, in most cases (more than half of the ε)",
+          d1, DATASETS, hedge="most", code_variant=True),
+    Claim("D2", PAPER, "DPNR gives more empirical privacy than ADV (DPNR's architecture with an adversary)",
+          ("consistently outperforms the adversarial learning (ADV) from Coavoux et al. (2018)",),
+          f"{SOURCE}, §4.5, Table 4",
+          "empirical privacy of DPNR above that of DPNR's architecture trained with an adversary (Coavoux et al. "
+          "2018), on every dataset (a row each)", d2, DATASETS),
+    Claim("D3", PAPER, "DPNR's empirical privacy is comparable to MAJORITY, which is an upper bound",
+          ("achieves comparable empirical privacy to the majority class (MAJORITY)", "as an upper bound"),
+          f"{SOURCE}, §4.5, Table 4",
+          "one-sided: DPNR's empirical privacy no more than m below MAJORITY's, m the largest DPNR − MAJORITY "
+          "difference of Table 4 (more private than the bound is not against the claim)", d3, DATASETS),
+    Claim("D4", PAPER, "word dropout enhances privacy; μ = 0.5 still gives relatively high accuracy",
+          ("masking words via dropout can further enhance privacy",
+           "$\\mu = 0.5$ can still provide a relatively high accuracy"),
+          f"{SOURCE}, abstract; §3.3.2 (Theorem 2); §4.4.2, Table 3",
+          "accuracy at μ = 0.5 not below μ = 0 (ε = 1) by more than the largest such drop of Tables 2–3; empirical "
+          "privacy rising with μ (our extension; the formal part, Theorem 2's ε', is checked by the accounting)",
+          d4, DATASETS),
+    Claim("D5", PAPER, "a larger ε gives less empirical privacy",
+          ("with the increase of the budget, empirical privacy across all datasets demonstrate a decreasing trend",),
+          f"{SOURCE}, §4.5, Figure 3", "Spearman's ρ(ε, empirical privacy) < 0 over Figure 3's ε, each dataset",
+          d5, DATASETS),
+    Claim("D6", PAPER, "DPNR lowers attacker accuracy on entity presence below NON-PRIV and ADV",
+          ("our DPNR significantly outperforms both NON-PRIV and ADV",), f"{SOURCE}, §4.5, Table 5",
+          "attacker accuracy on the documents that mention each entity: DPNR below NON-PRIV and below ADV, every "
+          "entity", d6, ("ag_dpnr",)),
+    Claim("D7", PAPER, "DPNR narrows subgroup accuracy gaps in most cases",
+          ("reduces model discrimination in most cases", "more fair prediction than other baselines"),
+          f"{SOURCE}, §1; §4.6, Tables 6–7",
+          "subgroup accuracy gap of DPNR below NON-PRIV's and ADV's, per attribute, in most cases (more than half "
+          "of the comparisons)", d7, DATASETS, hedge="most"),
+    Claim("D8", PAPER, "accuracy does not depend visibly on ε",
+          ("there is no obvious relationship between accuracy and $\\epsilon$",), f"{SOURCE}, §4.4.1, Table 2",
+          "equivalence: DPNR's accuracy at each ε of Table 2 within 0.02 of its accuracy at ε = 0.05", d8, DATASETS),
+)
