@@ -11,9 +11,8 @@ turns on it. Claims whose DP methods all use the L1 layer (Noise, FEDERATE) have
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -115,10 +114,6 @@ def zero(like: Measured) -> Measured:
     return {s: np.zeros_like(np.asarray(v, dtype=float)) for s, v in like[0].items()}, ()
 
 
-def finite(value: float) -> bool:
-    return isinstance(value, float) and math.isfinite(value)
-
-
 # --- measures in the papers' vocabulary ------------------------------------------------------------------------
 
 DPNR_ATTACKER = "mlp"  # DPNR's attacker (2 layers, 512 hidden)
@@ -189,6 +184,3 @@ def params_of(ctx: ClaimContext, method: str, measure: str, param: str, **fixed:
         return []
     return sorted(pd.to_numeric(rows[f"param_{param}"], errors="coerce").dropna().unique())
 
-
-def mapping_of(values: Mapping[float, Measured]) -> dict[float, Measured]:
-    return {x: m for x, m in values.items() if m[0]}
