@@ -462,3 +462,37 @@ def test_a_method_the_seed_shape_study_flags_leaves_its_parts_untestable_below_t
     clean = _row(claims_table(inputs, ["D2"], seed_families={}), "D2")
     assert clean["holds"] == "holds" and clean["seed_check"] == "no second optimum found in seed_shape"
     assert _row(claims_table(inputs, ["D2"]), "D2")["seed_check"].startswith("not run")
+
+
+def test_c1_reads_each_cape_model_that_targeted_the_variable_and_reads_f1():
+    """CAPE's Table 3 has one model per targeted variable: C1 on an attribute compares the CAPE and Adv. runs
+    whose adversary targeted it (param_target), with Base and DP (one model each), on attacker macro-F1."""
+    dataset, attributes = "ag_dpnr", ("entity0", "entity1")
+    meta = {dataset: {"private_attributes": {a: ["absent", "present"] for a in attributes}, "label_names": ["a", "b"],
+                      "attribute_kinds": {a: "entity" for a in attributes}}}
+    rows = []
+
+    def add(method: str, attribute: str, values: list[float], target: str | None = None, **params: float) -> None:
+        path = "/".join([*(f"{k}~{v:g}" for k, v in params.items()), *([f"target~{target}"] if target else [])])
+        for seed, value in zip(SEEDS, values):
+            rows.append({"study": "claims_cape", "dataset": dataset, "encoder": "minilm", "method": method,
+                         "measure": "attack_macro_f1", "split": "test", "attribute": attribute, "attacker": "mlp",
+                         "group": "", "seed": seed, "value": value, "param_target": target,
+                         "run_dir": f"results/runs/{dataset}/minilm/{method}/mu~0/{path}/seed~{seed}",
+                         **{f"param_{k}": v for k, v in params.items()}})
+
+    for attribute in attributes:
+        add("cape_base", attribute, [0.70, 0.71, 0.70, 0.72, 0.71])
+        add("cape_dp", attribute, [0.65, 0.66, 0.65, 0.64, 0.65], epsilon=0.1)
+        for target in attributes:
+            # the model that targeted this attribute hides it; the one that targeted the other does not
+            hidden = target == attribute
+            add("cape", attribute, [0.50, 0.51, 0.50, 0.52, 0.5] if hidden else [0.9] * 5, target,
+                epsilon=0.1, **{"lambda": 1.0})
+            add("cape_adv", attribute, [0.60, 0.61, 0.60, 0.6, 0.62] if hidden else [0.95] * 5, target,
+                **{"lambda": 1.0})
+    inputs = ArtefactInputs(measures=prepare_measures(pd.DataFrame(rows)), metas=meta)
+    row = _row(claims_table(inputs, ["C1"]), "C1", dataset=dataset)
+    assert row["holds"] == "holds" and row["dataset_kind"] == "substitute"
+    assert "attacker F1 on entity1" in row["parts"] and row["parts"].count("→ holds") == 6
+    assert "target~entity0" in row["grid_points"] and "target~entity1" in row["grid_points"]
