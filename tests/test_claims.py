@@ -496,3 +496,16 @@ def test_c1_reads_each_cape_model_that_targeted_the_variable_and_reads_f1():
     assert row["holds"] == "holds" and row["dataset_kind"] == "substitute"
     assert "attacker F1 on entity1" in row["parts"] and row["parts"].count("→ holds") == 6
     assert "target~entity0" in row["grid_points"] and "target~entity1" in row["grid_points"]
+
+
+def test_a_measure_that_does_not_move_over_the_sweep_has_no_trend_and_is_not_shown():
+    """FEDERATE's selection can pick the same run at every RT: no change is no trend (ρ = 0), so "fairness
+    improves with RT" is not shown for it, rather than the part being left unjudged."""
+    from privtext.claims.parts import LOWER, trend
+
+    flat = {x: ({s: np.array([0.1, 0.1, 0.1]) for s in SEEDS}, (f"run{x}",)) for x in (0.0, 1.0, 3.0)}
+    part = trend("flat", flat, LOWER)
+    assert not part.blocker and part.estimate.mean == 0.0
+    from privtext.claims.verdicts import judge
+
+    assert judge([(part.label, part.reading, part.estimate, "")]).outcome == "not shown"

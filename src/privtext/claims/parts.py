@@ -86,7 +86,9 @@ def spearman(xs: list[float], values: list[float]) -> float:
 def trend(label: str, points: Mapping[float, Measured], reading: Reading, attacker: str = "",
           paper_value: float = math.nan) -> Part:
     """Spearman's ρ between the swept value and the measure, one ρ per seed over the points that seed has (and
-    per resample of the test set); the claimed direction is the sign of ρ."""
+    per resample of the test set); the claimed direction is the sign of ρ. A measure that does not change over
+    the sweep (FEDERATE's selection picking the same run at every RT) has no trend: ρ = 0, not shown either way,
+    rather than a part that cannot be judged."""
     points = {x: p for x, p in points.items() if p[0]}
     runs = tuple(r for _, p in sorted(points.items()) for r in p[1])
     if len(points) < MIN_TREND_POINTS:
@@ -100,12 +102,12 @@ def trend(label: str, points: Mapping[float, Measured], reading: Reading, attack
         if len(xs) < MIN_TREND_POINTS:
             continue
         matrix = np.vstack([points[x][0][seed] for x in xs])
-        if np.ptp(matrix[:, 0]) == 0:
-            continue  # ρ is undefined for a measure constant over the sweep
-        per_seed[seed] = spearman_columns(np.asarray(xs, dtype=float), matrix)
+        rho = spearman_columns(np.asarray(xs, dtype=float), matrix)
+        constant = np.ptp(matrix, axis=0) == 0  # the only columns where ρ is undefined
+        per_seed[seed] = np.where(constant, 0.0, rho)
     if not per_seed:
         return Part(label, reading, missing_estimate(), paper_value, runs, attacker,
-                    blocker="the measure is constant over the sweep in every seed (ρ undefined)")
+                    blocker=f"no seed has runs at {MIN_TREND_POINTS} or more swept values")
     return Part(label, reading, crossed_estimate(per_seed), paper_value, runs, attacker)
 
 
