@@ -17,6 +17,7 @@ from privtext.claims.context import CAPE_ATTACKER, ClaimContext, accuracy, param
 from privtext.claims.margins import paper_margin, printed
 from privtext.claims.parts import (COMPARABLE, HIGHER, LOWER, Measured, Part, blocked, difference, hedged, spearman,
                                    trend, values_text)
+from privtext.claims.verdicts import Reading
 
 PAPER = "CAPE"
 SOURCE = "Plant, Giuffrida & Gkatzia (2021), CAPE"
@@ -69,7 +70,7 @@ CHANCE_READINGS = {"gender": HIGHER, "location": HIGHER}  # "predict ... effecti
 BARELY = "age"
 
 
-def chance_margin(ctx: ClaimContext) -> object:
+def chance_margin(ctx: ClaimContext) -> Reading | None:
     """C3's margin: the largest attacker accuracy above chance (1/6, six equal-sized bins) on age range in
     Table 3, which the paper calls "barely above random chance"."""
     chance = 1.0 / 6

@@ -19,7 +19,8 @@ import pandas as pd
 
 from privtext.claims.margins import printed
 from privtext.claims.parts import Measured
-from privtext.report.artefacts.common import ArtefactInputs
+from privtext.data.attributes import FIXED_NAMES
+from privtext.report.artefacts.common import TARGET_COLUMN, ArtefactInputs
 
 NOMINAL, EQUAL_EFFECTIVE, L1_SETTING, NO_DP = "nominal ε", "equal effective ε", "nominal = effective ε", "no DP method"
 REFERENCE_CODE = "reference code's mechanism (not DP)"
@@ -29,9 +30,6 @@ SETTINGS = {"minmax": (NOMINAL, EQUAL_EFFECTIVE), "l1": (L1_SETTING,), "none": (
 TWINS = {EQUAL_EFFECTIVE: {"dpnr": "dpnr_calibrated", "cape": "cape_calibrated", "cape_dp": "cape_dp_calibrated"},
          REFERENCE_CODE: {"dpnr": "dpnr_code", "cape": "cape_code"}}
 CODE_METHODS = frozenset(TWINS[REFERENCE_CODE].values())
-# The grid parameter naming the one private attribute a run's adversary targeted (CAPE's Table 3 trains one
-# model per targeted variable); a run without it trains one adversary per attribute.
-TARGET = "target"
 
 
 @dataclass
@@ -53,9 +51,9 @@ class ClaimContext:
         return TWINS.get(self.setting, {}).get(name, name)
 
     def attributes(self, kind: str | None = None) -> list[str]:
-        """The dataset's private attributes (of ``kind``: 'demographic' or 'entity'), the paper's where we
-        have no build of it (:data:`PAPER_ATTRIBUTES`)."""
-        attributes = self.inputs.attributes(self.dataset) or list(PAPER_ATTRIBUTES.get(self.dataset, ()))
+        """The dataset's private attributes (of ``kind``: 'demographic' or 'entity'), the names its builder
+        writes where we have no build of it (:data:`privtext.data.attributes.FIXED_NAMES`)."""
+        attributes = self.inputs.attributes(self.dataset) or list(FIXED_NAMES.get(self.dataset, ()))
         return [a for a in attributes if kind is None or self.inputs.attribute_kind(self.dataset, a) == kind]
 
     def n_values(self, attribute: str) -> int | None:
@@ -83,10 +81,8 @@ class ClaimContext:
         seed; ``target``: the run whose adversary targeted that attribute alone."""
         conditions: dict[str, Any] = {"method": self.method(method), "param_mu": params.pop("mu", 0.0),
                                       **{f"param_{k}": v for k, v in params.items()}}
-        if target is not None:
-            if f"param_{TARGET}" not in self.inputs.measures.columns:
-                return {}, ()
-            conditions[f"param_{TARGET}"] = target
+        if target is not None:  # prepare_measures gives every measures table this column
+            conditions[TARGET_COLUMN] = target
         return self.measured(self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions))
 
     def constant(self, value: float, like: Measured) -> Measured:
@@ -94,10 +90,8 @@ class ClaimContext:
         return {s: np.full_like(np.asarray(v, dtype=float), value) for s, v in like[0].items()}, ()
 
 
-# The private attributes of paper datasets we may not have built (their published rows still get scored),
-# and their sizes where a claim reads them (CAPE §2: six equal-sized age bins, five locations, binary gender).
-PAPER_ATTRIBUTES = {"tp_uk": ("gender", "age", "location"), "tp_us": ("gender", "age"), "blog": ("gender", "age"),
-                    "ag_dpnr": tuple(f"entity{i}" for i in range(5))}
+# The sizes of a paper dataset's attributes where a claim reads them and we may not have built it (CAPE §2: six
+# equal-sized age bins, five locations, binary gender).
 PAPER_ATTRIBUTE_SIZES = {("tp_uk", "gender"): 2, ("tp_uk", "age"): 6, ("tp_uk", "location"): 5}
 
 

@@ -8,6 +8,8 @@ attributes) or 1 − F (entities), DPNR's ``mlp`` attacker (§4.2).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from privtext.claims.claim import Claim
 from privtext.claims.context import (DPNR_ATTACKER, ClaimContext, accuracy, empirical_privacy, params_of,
                                      privacy_kind)
@@ -69,9 +71,8 @@ def d2(ctx: ClaimContext) -> list[Part]:
 
 def majority_margin(ctx: ClaimContext) -> Reading | None:
     """D3's margin: the largest |DPNR − MAJORITY| in Table 4, the differences the paper calls "comparable"."""
-    differences = [(d, _table4(ClaimContext(ctx.inputs, d, ctx.setting), "dpnr", "empirical_privacy")
-                    - _table4(ClaimContext(ctx.inputs, d, ctx.setting), "majority", "empirical_privacy"))
-                   for d in DATASETS]
+    differences = [(d, _table4(replace(ctx, dataset=d), "dpnr", "empirical_privacy")
+                    - _table4(replace(ctx, dataset=d), "majority", "empirical_privacy")) for d in DATASETS]
     return paper_margin("non-inferiority", 1, differences, "comparable empirical privacy", "DPNR Table 4")
 
 
@@ -93,7 +94,7 @@ def dropout_margin(ctx: ClaimContext) -> Reading | None:
     calls "relatively high accuracy"."""
     differences = []
     for d in DATASETS:
-        other = ClaimContext(ctx.inputs, d, ctx.setting)
+        other = replace(ctx, dataset=d)
         differences.append((d, other.printed("dpnr", "table3", "dpnr", "main_accuracy", 0.01, eps="1", mu=_eps(MU))
                             - _table2(other, "dpnr", 1.0)))
     return paper_margin("non-inferiority", 1, differences, "relatively high accuracy", "DPNR Tables 2–3")

@@ -15,8 +15,11 @@ from typing import Iterable
 import pandas as pd
 
 from privtext.claims.verdicts import Reading
+from privtext.report.artefacts.common import paper_dataset
 
-PAPER_IDS = {"ag_dpnr": "ag"}  # our dataset id -> published.csv's, where they differ
+# How a margin taken from the paper's own tables begins its reason (the claims table tells those margins apart
+# by it, to score the papers again at the conventional 0.02).
+OWN_USAGE = "the paper's own usage"
 
 
 def _setting_items(setting: str) -> set[str]:
@@ -29,9 +32,9 @@ def printed(published: pd.DataFrame | None, paper: str, table: str, dataset: str
     all appear in the row's ``;``-separated setting (``eps=0.05``, ``private=gender``, …); ``None`` asks for a
     row without that key. Several matching rows are averaged (a table printing one value per subgroup), unless
     ``occurrence`` picks one in the table's order (CAPE's Table 4 prints ε = 0.1, λ = 1 once in each sweep)."""
-    if published is None or not len(published):
+    paper_id = paper_dataset(dataset)
+    if published is None or not len(published) or paper_id is None:
         return math.nan
-    paper_id = PAPER_IDS.get(dataset, dataset)
     rows = published[(published["paper"] == paper) & (published["table"] == table) & (published["dataset"] == paper_id)
                      & (published["method"] == method) & (published["metric"] == metric)]
     for key, value in setting.items():
@@ -63,6 +66,6 @@ def paper_margin(kind: str, direction: int, differences: Iterable[tuple[str, flo
     margin, which = largest(differences)
     if not math.isfinite(margin) or margin <= 0:
         return None
-    reason = (f"the paper's own usage: the largest difference it calls '{word}' in {where} "
+    reason = (f"{OWN_USAGE}: the largest difference it calls '{word}' in {where} "
               f"({which}{unit}, of {len(differences)} printed)")
     return Reading(kind, direction, margin, reason)

@@ -20,6 +20,7 @@ from privtext.claims import cape, dpnr, federate
 from privtext.claims.claim import HEDGES, Claim, Variant
 from privtext.claims.context import CODE_METHODS, SETTINGS, ClaimContext
 from privtext.claims.inference import missing_estimate
+from privtext.claims.margins import OWN_USAGE
 from privtext.claims.parts import HIGHER, Part
 from privtext.claims.seed_shape import SEEDS_NEEDED
 from privtext.claims.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, ALPHA, MIN_SEEDS, Judgement,
@@ -38,7 +39,6 @@ COLUMNS = ("claim", "paper", "claim_text", "quote", "source", "dataset", "datase
            "holds", "paper_value", "matches_paper", "paper_reading", "paper_reading_at_0.02", "epsilon_effective",
            "encoder", "train_rows", "attacker", "seeds", "converged", "seed_check", "reason", "parts", "per_seed",
            "grid_points")
-OWN_USAGE = "the paper's own usage"  # how margins taken from the paper's tables begin their reason
 
 
 def _number(value: float) -> str:
@@ -55,13 +55,18 @@ def _matches(part: Part) -> str:
     return "matches" if est.low <= paper <= est.high or near else "differs"
 
 
-def _conditions(ctx: ClaimContext, parts: Sequence[Part]) -> dict[str, str]:
-    runs = list(dict.fromkeys(r for p in parts for r in p.runs))
+def _known_runs(ctx: ClaimContext, runs: Sequence[str]) -> pd.DataFrame:
+    """One measures row per run folder of ``runs`` (method, encoder, ε…), from an index built once per table."""
     index = ctx.inputs.cache.get("run_index")
     if index is None:
         index = ctx.inputs.measures.drop_duplicates("run_dir").set_index("run_dir")
         ctx.inputs.cache["run_index"] = index
-    known = index.loc[[r for r in runs if r in index.index]]
+    return index.loc[[r for r in dict.fromkeys(runs) if r in index.index]]
+
+
+def _conditions(ctx: ClaimContext, parts: Sequence[Part]) -> dict[str, str]:
+    runs = list(dict.fromkeys(r for p in parts for r in p.runs))
+    known = _known_runs(ctx, runs)
     dp = known[known["epsilon_effective"].notna()]
     epsilon = [f"{m}: {', '.join(f'{e:.3g}' for e in sorted(g['epsilon_effective'].unique()))}"
                for m, g in dp.groupby("method")]
@@ -115,26 +120,20 @@ def _unconverged(ctx: ClaimContext, part: Part) -> Part:
     return part
 
 
-def _run_method(run_dir: str) -> str:
-    """The method segment of ``results/runs/{dataset}/{encoder}/{method}/…``."""
-    segments = run_dir.split("/")
-    return segments[4] if len(segments) > 4 and segments[:2] == ["results", "runs"] else ""
-
-
-def _seed_family(part: Part, families: Mapping[str, str] | None) -> Part:
+def _seed_family(ctx: ClaimContext, part: Part, families: Mapping[str, str] | None) -> Part:
     """A part comparing a method whose seeds the ``seed_shape`` study found in two optima (``families``:
     :func:`privtext.claims.seed_shape.family_reasons`) cannot be judged on fewer seeds than that needs."""
     if part.blocker or not families or part.estimate.n_seeds >= SEEDS_NEEDED:
         return part
-    flagged = sorted({m for m in map(_run_method, part.runs) if m in families})
+    flagged = sorted(set(_known_runs(ctx, part.runs)["method"]) & set(families))
     return dataclasses.replace(part, blocker="; ".join(families[m] for m in flagged)) if flagged else part
 
 
-def _seed_check(parts: Sequence[Part], families: Mapping[str, str] | None) -> str:
+def _seed_check(ctx: ClaimContext, parts: Sequence[Part], families: Mapping[str, str] | None) -> str:
     if families is None:
         return "not run (study seed_shape): the intervals assume seeds around one optimum"
-    methods = sorted({_run_method(r) for p in parts for r in p.runs} - {""})
-    flagged = [m for m in methods if m in families]
+    methods = set(_known_runs(ctx, [r for p in parts for r in p.runs])["method"])
+    flagged = sorted(methods & set(families))
     return f"second optimum: {', '.join(flagged)}" if flagged else "no second optimum found in seed_shape"
 
 
@@ -194,7 +193,7 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
     if not parts:
         parts = [Part("no measurement", HIGHER, missing_estimate(),
                       blocker="the dataset has none of the attributes this claim is about")]
-    parts = [_seed_family(_unconverged(ctx, p), families) for p in parts]
+    parts = [_seed_family(ctx, _unconverged(ctx, p), families) for p in parts]
     judgement = judge_parts(parts, sentence.hedge)
     index = next((i for i, j in enumerate(judgement.parts) if j.outcome == judgement.outcome), 0)
     deciding, decided = parts[index], judgement.parts[index]
@@ -219,7 +218,7 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
         "paper_reading": _paper_reading(parts, sentence.hedge),
         "paper_reading_at_0.02": _paper_reading(parts, sentence.hedge, at_conventional=True),
         **_conditions(ctx, parts),
-        "seed_check": _seed_check(parts, families) if any(p.runs for p in parts) else "",
+        "seed_check": _seed_check(ctx, parts, families) if any(p.runs for p in parts) else "",
         "reason": (note + " " if note else "") + judgement.reason, "parts": summary, "per_seed": _per_seed(parts),
         "grid_points": ";".join(dict.fromkeys(r for p in parts for r in p.runs)),
     }
