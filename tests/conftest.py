@@ -63,3 +63,22 @@ def without_timings(record):
     if isinstance(record, list):
         return [without_timings(v) for v in record]
     return record
+
+
+def demo_with_word_counts(root: Path, n_examples: int) -> tuple[object, dict[str, Path]]:
+    """demo (``n_examples`` texts, seed 3) built into ``root/data``, with each split's word counts as features
+    in ``root/{split}.npy`` (a fast stand-in for encoder features): (the built dataset, split -> features)."""
+    import numpy as np
+
+    from privtext.data import Quarantine, get_builder, write_dataset
+    from privtext.plan.config import load_config
+
+    built = get_builder("demo")({}, {**load_config()["demo"], "n_examples": n_examples}, 3, Quarantine())
+    write_dataset(built, root / "data", dataset="demo", inputs={}, seed=3, quarantine=Quarantine())
+    vocabulary = sorted({w for frame in built.splits.values() for text in frame["text"] for w in text.split()})
+    features = {}
+    for split, frame in built.splits.items():
+        counts = np.array([[text.split().count(w) for w in vocabulary] for text in frame["text"]], dtype=np.float32)
+        np.save(root / f"{split}.npy", counts, allow_pickle=False)
+        features[split] = root / f"{split}.npy"
+    return built, features

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import run_snakemake
-from privtext.data import BUILDERS, Quarantine, get_builder, write_dataset
+from conftest import demo_with_word_counts, run_snakemake
+from privtext.data import BUILDERS, Quarantine, get_builder
 from privtext.data.attributes import private_attribute_names
 from privtext.jobs.runs import TrainJob, attack_grid_point
 from privtext.jobs.train_job import run_grid_point
@@ -208,14 +208,7 @@ def test_declared_attribute_names_are_the_builders():
 def demo_data(tmp_path_factory):
     """The demo dataset with bag-of-cue-word features (a fast stand-in for encoder features)."""
     root = tmp_path_factory.mktemp("targeted")
-    built = get_builder("demo")({}, {**load_config()["demo"], "n_examples": 300}, 3, Quarantine())
-    write_dataset(built, root / "data", dataset="demo", inputs={}, seed=3, quarantine=Quarantine())
-    vocabulary = sorted({w for frame in built.splits.values() for text in frame["text"] for w in text.split()})
-    features = {}
-    for split, frame in built.splits.items():
-        counts = np.array([[text.split().count(w) for w in vocabulary] for text in frame["text"]], dtype=np.float32)
-        np.save(root / f"{split}.npy", counts, allow_pickle=False)
-        features[split] = root / f"{split}.npy"
+    _, features = demo_with_word_counts(root, 300)
     return root, features
 
 

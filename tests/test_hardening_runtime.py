@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import run_snakemake
+from conftest import demo_with_word_counts, run_snakemake
 from privtext.data import Quarantine, get_builder, write_dataset
 from privtext.jobs.runs import TrainJob, attack_grid_point
 from privtext.jobs.train_job import run_grid_point
@@ -34,14 +34,7 @@ def demo_point(tmp_path_factory):
     from privtext.attack.inversion import VocabularySettings, write_word_sets
 
     root = tmp_path_factory.mktemp("point")
-    built = get_builder("demo")({}, {**load_config()["demo"], "n_examples": 300}, 3, Quarantine())
-    write_dataset(built, root / "data", dataset="demo", inputs={}, seed=3, quarantine=Quarantine())
-    vocabulary = sorted({w for frame in built.splits.values() for text in frame["text"] for w in text.split()})
-    features = {}
-    for split, frame in built.splits.items():
-        counts = np.array([[text.split().count(w) for w in vocabulary] for text in frame["text"]], dtype=np.float32)
-        np.save(root / f"{split}.npy", counts, allow_pickle=False)
-        features[split] = root / f"{split}.npy"
+    built, features = demo_with_word_counts(root, 300)
     write_word_sets({s: f["text"].tolist() for s, f in built.splits.items()},
                     VocabularySettings(vocabulary_size=40, min_df=2), root / "data/words.npz")
     return root, features
@@ -215,7 +208,7 @@ print(pinned.spec.commit_hash, pinned.spec.revision, newest.spec.commit_hash, ne
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == [old, old, new, "None", "True", "False"]
-    assert f"'someone/tiny-bert' is not pinned" in result.stderr and f"encoder.revision: {new}" in result.stderr
+    assert "'someone/tiny-bert' is not pinned" in result.stderr and f"encoder.revision: {new}" in result.stderr
 
 
 def test_non_finite_features_fail_the_extraction_naming_the_file(tmp_path):

@@ -6,10 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import without_timings
+from conftest import demo_with_word_counts, without_timings
 from privtext.report.aggregate import measures_table, runs_table
-from privtext.plan.config import load_config
-from privtext.data import Quarantine, get_builder, write_dataset
 from privtext.plan.grid import GridPoint
 from privtext.jobs.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point
 from privtext.jobs.train_job import run_grid_point
@@ -19,15 +17,7 @@ from privtext.jobs.train_job import run_grid_point
 def demo_point(tmp_path_factory):
     """The demo dataset with bag-of-cue-word features (fast stand-in for encoder features)."""
     root = tmp_path_factory.mktemp("point")
-    options = {**load_config()["demo"], "n_examples": 400}
-    built = get_builder("demo")({}, options, 3, Quarantine())
-    write_dataset(built, root / "data", dataset="demo", inputs={}, seed=3, quarantine=Quarantine())
-    vocabulary = sorted({w for frame in built.splits.values() for text in frame["text"] for w in text.split()})
-    features = {}
-    for split, frame in built.splits.items():
-        counts = np.array([[text.split().count(w) for w in vocabulary] for text in frame["text"]], dtype=np.float32)
-        np.save(root / f"{split}.npy", counts, allow_pickle=False)
-        features[split] = root / f"{split}.npy"
+    _, features = demo_with_word_counts(root, 400)
     return root, features
 
 
