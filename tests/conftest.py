@@ -33,6 +33,21 @@ def data_mirror() -> Path:
     return DATA_MIRROR
 
 
+def snakemake_command(
+    workdir: Path, config: dict | None = None, targets: list[str] | None = None, *extra: str, cores: int = 2,
+) -> list[str]:
+    """The command line that runs the project's real Snakefile in ``workdir`` (creating it) with ``config``
+    written as its config file; for a test that starts Snakemake itself (to kill it, say)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    configfile = workdir / "test-config.yaml"
+    configfile.write_text(yaml.safe_dump(config or {}))
+    return [
+        str(SNAKEMAKE), "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
+        "--configfile", str(configfile), "--cores", str(cores), "--workflow-profile", "none",
+        *extra, *(targets or []),
+    ]
+
+
 def run_snakemake(
     workdir: Path,
     config: dict | None = None,
@@ -42,14 +57,7 @@ def run_snakemake(
     cores: int = 2,
 ) -> subprocess.CompletedProcess:
     """Run the project's real Snakefile in ``workdir`` with ``config`` written as the config file."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    configfile = workdir / "test-config.yaml"
-    configfile.write_text(yaml.safe_dump(config or {}))
-    command = [
-        str(SNAKEMAKE), "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(configfile), "--cores", str(cores), "--workflow-profile", "none",
-        *extra, *(targets or []),
-    ]
+    command = snakemake_command(workdir, config, targets, *extra, cores=cores)
     result = subprocess.run(command, capture_output=True, text=True, cwd=workdir)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
@@ -57,9 +65,10 @@ def run_snakemake(
 
 
 def without_timings(record):
-    """A record (a run's history, metrics) less its wall and CPU seconds, at any depth: no seed fixes those."""
+    """A record (a run's history, metrics) less its wall and CPU seconds (keys ``seconds`` and ``*_seconds``), at
+    any depth: no seed fixes those."""
     if isinstance(record, dict):
-        return {k: without_timings(v) for k, v in record.items() if not k.endswith("_seconds")}
+        return {k: without_timings(v) for k, v in record.items() if k != "seconds" and not k.endswith("_seconds")}
     if isinstance(record, list):
         return [without_timings(v) for v in record]
     return record
