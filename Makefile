@@ -59,7 +59,8 @@ CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_CONFIG)
 
-# The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap):
+# The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap;
+# their points' released representations are removed once measured, keep_releases: false in config.yaml):
 # a cluster's job (add --profile profiles/slurm via CLAIMS_CONFIG's neighbour SNAKEMAKE_ARGS); its cost:
 # .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
 SNAKEMAKE_ARGS ?=

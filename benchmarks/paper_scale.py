@@ -19,6 +19,9 @@
 5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots: the CPU work divided over
    the slots, but never less than the longest chain (largest dataset build + its extraction + one full
    group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
+6. Disk of the run folders, with each point's three released representations kept and removed
+   (keep_releases: false): per planned point, the mean file sizes of finished run folders (--runs) of the same
+   dataset and method, else releases = rows x released columns x 4 bytes (float32); the basis is printed.
 """
 
 from __future__ import annotations
@@ -72,9 +75,9 @@ def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES,
     return jobs
 
 
-def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[float]]:
-    """(rule, dataset, method) -> wall seconds of every benchmark file under roots (results/benchmarks/...)."""
-    seconds = defaultdict(list)
+def benchmark_rows(roots: list[Path]):
+    """(rule, dataset, method), row of every benchmark file under roots (results/benchmarks/...): a row holds
+    Snakemake's columns (``s`` wall seconds, ``cpu_time``, ``max_rss`` ...)."""
     for root in roots:
         for tsv in root.glob("**/*.tsv"):
             parts = tsv.relative_to(root).parts
@@ -87,7 +90,15 @@ def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[float]]:
             else:
                 continue
             with open(tsv) as handle:
-                seconds[key] += [float(row["s"]) for row in csv.DictReader(handle, delimiter="\t")]
+                for row in csv.DictReader(handle, delimiter="\t"):
+                    yield key, row
+
+
+def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[float]]:
+    """(rule, dataset, method) -> wall seconds of every benchmark file under roots (results/benchmarks/...)."""
+    seconds = defaultdict(list)
+    for key, row in benchmark_rows(roots):
+        seconds[key].append(float(row["s"]))
     return seconds
 
 
@@ -120,6 +131,87 @@ def hours(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
+RELEASE_FILES = tuple(f"released_{split}.npy" for split in ("train", "dev", "test"))
+# Rows (train + dev + test) and input features of the datasets when no meta.json is at hand (docs/data.md, "Dataset
+# sizes"); a text dataset's input is the default encoder's (MiniLM's) 384 dimensions.
+DOC_ROWS = {**DOC_SIZES, "adult": 45_222, "celeba": 202_599}
+DOC_FEATURES = {"adult": 97, "celeba": 38}
+TEXT_ENCODER_DIM = 384
+
+
+def run_folder_bytes(runs_roots: list[Path]) -> dict[tuple[str, str], dict[str, list[int]]]:
+    """(dataset, method) -> {"releases": bytes of the three released_*.npy of each finished run folder that
+    still holds them, "other": bytes of every other file of each finished folder} under results/runs folders
+    (runs/{dataset}/{encoder}/{method}/.../seed~N; finished = holds metrics.json)."""
+    sizes: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: {"releases": [], "other": []})
+    for root in runs_roots:
+        for metrics in root.glob("**/metrics.json"):
+            parts = metrics.parent.relative_to(root).parts
+            files = [f for f in metrics.parent.iterdir() if f.is_file()]
+            releases = [f for f in files if f.name in RELEASE_FILES]
+            entry = sizes[(parts[0], parts[2])]
+            entry["other"].append(sum(f.stat().st_size for f in files if f.name not in RELEASE_FILES))
+            if len(releases) == len(RELEASE_FILES):
+                entry["releases"].append(sum(f.stat().st_size for f in releases))
+    return sizes
+
+
+def released_dim(data_dirs: list[Path], dataset: str, method: str) -> int:
+    """Columns of a point's releases: the method's paper-default representation_dim, else its input's (a
+    tabular dataset's features from meta.json or docs/data.md, else the text encoder's)."""
+    from privtext.methods import METHODS  # the method registry; light (no torch)
+
+    dim = METHODS[method].defaults.get("representation_dim") if method in METHODS else None
+    if dim:
+        return int(dim)
+    for folder in data_dirs:
+        meta = folder / dataset / "meta.json"
+        if meta.exists() and "n_features" in json.loads(meta.read_text()):
+            return int(json.loads(meta.read_text())["n_features"])
+    return DOC_FEATURES.get(dataset, TEXT_ENCODER_DIM)
+
+
+def dataset_rows(data_dirs: list[Path], dataset: str) -> int | None:
+    for folder in data_dirs:
+        meta = folder / dataset / "meta.json"
+        if meta.exists():
+            return sum(json.loads(meta.read_text())["splits"].values())
+    return DOC_ROWS.get(dataset)
+
+
+def disk_footprint(points: list[tuple[str, str]], measured: dict, data_dirs: list[Path],
+                   basis: Counter) -> tuple[float, float]:
+    """(bytes with releases kept, bytes without them) of the run folders of ``points`` ((dataset, method) per
+    planned grid point): each point's releases and other files cost the mean of ``measured``
+    (:func:`run_folder_bytes`) for its dataset and method. Else its releases cost rows x released columns x 4
+    bytes (float32; 0 for a dataset of unknown size) and its other files the mean of every measured folder
+    (0 without any). ``basis`` counts, per part, where each point's figure came from."""
+    kept = without = 0.0
+    everything = [b for entry in measured.values() for b in entry["other"]]
+    for dataset, method in points:
+        same = measured.get((dataset, method), {"releases": [], "other": []})
+        if same["releases"]:
+            releases = mean(same["releases"])
+            basis[("releases", "measured: same dataset and method")] += 1
+        else:
+            rows = dataset_rows(data_dirs, dataset)
+            releases = (rows or 0) * released_dim(data_dirs, dataset, method) * 4
+            basis[("releases", "rows x released columns x 4 bytes" if rows else "dataset size unknown: 0")] += 1
+        if same["other"]:
+            other = mean(same["other"])
+            basis[("other files", "measured: same dataset and method")] += 1
+        else:
+            other = mean(everything) if everything else 0.0
+            basis[("other files", "mean of every measured folder" if everything else "no run folder measured: 0")] += 1
+        kept += releases + other
+        without += other
+    return kept, without
+
+
+def gigabytes(size: float) -> str:
+    return f"{size / 1e9:,.1f} GB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--benchmarks", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "benchmarks"],
@@ -128,6 +220,8 @@ def main() -> None:
     parser.add_argument("--cores-per-node", type=int, default=2)
     parser.add_argument("--gpu-texts-per-second", type=float, default=1000.0)
     parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
+    parser.add_argument("--runs", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "runs"],
+                        help="results/runs folders of finished runs (their files' sizes: the disk footprint)")
     parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
                         help="config settings for the plan, e.g. 'train={max_train: null}' (dots nest keys)")
@@ -162,6 +256,10 @@ def main() -> None:
         data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
         texts = sum(dataset_texts(data_dirs, wildcards["dataset"]) for rule, _, wildcards in jobs
                     if rule == "embed" and wildcards.get("encoder") != "features")
+        disk_basis = Counter()
+        disk_kept, disk_without = disk_footprint(
+            [(w["dataset"], w["method"]) for rule, _, w in jobs if rule == "train"],
+            run_folder_bytes([r for r in args.runs if r.is_dir()]), data_dirs, disk_basis)
 
     points = per_rule["train"]
     remote_cpu = sum(seconds_by_rule[r] for r in (*GROUPED, *REMOTE_ALONE))
@@ -182,6 +280,8 @@ def main() -> None:
     print(f"CPU-hours (remote jobs)          {hours(remote_cpu):>10}  ({per_point:.1f} s per grid point)")
     print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
           f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
+    print(f"disk, run folders, releases kept {gigabytes(disk_kept):>10}  ({disk_kept / max(points, 1) / 1e6:,.1f} MB per grid point)")
+    print(f"  releases removed               {gigabytes(disk_without):>10}  (keep_releases: false; data and features not counted)")
     for nodes in (1, 10, 100):
         wall = max(remote_cpu / (nodes * args.cores_per_node), chain)
         print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(wall):>10}")
@@ -189,6 +289,9 @@ def main() -> None:
     for (rule, level), n in sorted(basis.items()):
         if rule != "all":
             print(f"  {rule:<42} {n:>7,}  {level}")
+    print("basis of the disk footprint (grid points: where the figure came from):")
+    for (part, level), n in sorted(disk_basis.items()):
+        print(f"  {part:<42} {n:>7,}  {level}")
 
 
 if __name__ == "__main__":

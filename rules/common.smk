@@ -346,7 +346,48 @@ def final_outputs():
     artefacts = [path for a in artefacts_to_build() for path in artefact_outputs(a.name)]
     audit = audit_outputs() if config["run_audit"] else []
     runs = [f"results/tables/studies/{s}/runs.csv" for s in config["run_studies"]]
-    return data + runs + ladder_outputs() + claims_outputs() + artefacts + audit
+    return data + runs + ladder_outputs() + claims_outputs() + artefacts + audit + kept_release_files()
+
+
+def release_plan():
+    """(kept, dropped): run folders of the run studies' points that keep released_{train,dev,test}.npy, and
+    those whose releases are removed once every job reading them is done (keep_releases, rules/train.smk).
+    A point planned by several run studies keeps its releases if any of them keeps them. Both empty when no run
+    study drops them."""
+    keeps = {name: study_config(name)["keep_releases"] if config["keep_releases"] is None else config["keep_releases"]
+             for name in config["run_studies"]}
+    if all(keeps.values()):
+        return set(), set()  # nothing dropped: no grid to plan here (every job re-parses this file)
+    kept, dropped = set(), set()
+    for name, keep in keeps.items():
+        (kept if keep else dropped).update(point.run_dir for point in study_grid(name))
+    # A consumer that forces keeping: an artefact reading releases (DPNR Figure 4's t-SNE reads released_test.npy)
+    # reads them again at each rebuild (new plotting code); its few points keep theirs rather than retrain.
+    for artefact in artefacts_to_build():
+        for paths in artefact_inputs(artefact.name).values():
+            kept.update(str(Path(p).parent) for p in ([paths] if isinstance(paths, str) else paths)
+                        if Path(p).name.startswith("released_"))
+    return kept, dropped - kept
+
+
+KEPT_RELEASES, DROPPED_RELEASES = release_plan()
+
+
+def release_output(split):
+    """The train rule's released_{split}.npy: temp() when a run point drops its releases, so that Snakemake
+    removes them once attack and mdl (their only readers in the grid) are done, and a missing one reruns the
+    point only when a job that reads it must run again. Otherwise a plain output, as before the setting."""
+    path = f"{RUN_DIR}/released_{split}.npy"
+    return temp(path) if DROPPED_RELEASES else path
+
+
+def kept_release_files():
+    """When some points drop their releases, the other points' releases as inputs of rule all: Snakemake keeps
+    a temp() file that a target rule without outputs reads (DAG.derived_targetfiles). A run given explicit
+    targets instead of rule all keeps none of the temp() releases of its points."""
+    if not DROPPED_RELEASES:
+        return []
+    return [f"{run_dir}/released_{split}.npy" for run_dir in sorted(KEPT_RELEASES) for split in SPLITS]
 
 
 def ladder_outputs():

@@ -8,9 +8,10 @@ rule train:
         unpack(run_inputs),
     output:
         model=f"{RUN_DIR}/model.safetensors",
-        released_train=f"{RUN_DIR}/released_train.npy",
-        released_dev=f"{RUN_DIR}/released_dev.npy",
-        released_test=f"{RUN_DIR}/released_test.npy",
+        # temp() where a run study drops its releases (keep_releases; rules/common.smk, release_output)
+        released_train=release_output("train"),
+        released_dev=release_output("dev"),
+        released_test=release_output("test"),
         predictions=f"{RUN_DIR}/predictions.parquet",
         metrics=f"{RUN_DIR}/metrics.json",
         # The attribute attackers' result, computed here for the attack job to publish (privtext.jobs.attack_cache);
