@@ -382,9 +382,9 @@ def release_output(split):
 
 
 def kept_release_files():
-    """When some points drop their releases, the other points' releases as inputs of rule all: Snakemake keeps
-    a temp() file that a target rule without outputs reads (DAG.derived_targetfiles). A run given explicit
-    targets instead of rule all keeps none of the temp() releases of its points."""
+    """When some points drop their releases, the other points' releases as inputs of the `all` rule: Snakemake
+    keeps a temp() file that a target rule without outputs reads (DAG.derived_targetfiles). A run given explicit
+    targets instead of the `all` rule keeps none of the temp() releases of its points."""
     if not DROPPED_RELEASES:
         return []
     return [f"{run_dir}/released_{split}.npy" for run_dir in sorted(KEPT_RELEASES) for split in SPLITS]
