@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,15 @@ def run_snakemake(
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result
+
+
+def planned_job_counts(dry_run_stdout: str) -> dict[str, int]:
+    """Rule -> jobs of a Snakemake dry run's "Job stats" table (its total left out); {} when nothing is planned."""
+    if "Job stats:" not in dry_run_stdout:
+        return {}
+    table = dry_run_stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M)
+            if m.group(1) != "total"}
 
 
 def without_timings(record):

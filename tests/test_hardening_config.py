@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import PROJECT_ROOT, run_snakemake
+from conftest import PROJECT_ROOT, planned_job_counts, run_snakemake
 from privtext.plan.config import ConfigError, load_config
 
 STUDY = {"datasets": ["demo"], "seeds": [10], "methods": {"dpnr": {"epsilon": [1]}}}
@@ -29,8 +29,7 @@ def _refused_before_any_job(result) -> str:
 
 def _planned_jobs(result) -> dict[str, int]:
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    table = result.stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M)}
+    return planned_job_counts(result.stdout)
 
 
 # ----------------------------------------------------------------------------------- item 1: encoder names

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import demo_with_word_counts, run_snakemake
+from conftest import demo_with_word_counts, planned_job_counts, run_snakemake
 from privtext.data import Quarantine, get_builder, write_dataset
 from privtext.jobs.runs import TrainJob, attack_grid_point
 from privtext.jobs.train_job import run_grid_point
@@ -259,14 +259,6 @@ def test_encoder_revision_is_validated_by_the_schema():
 
 # --- Through the real Snakefile, with a tiny BERT ---------------------------------------------------------------
 
-def _jobs(dry_run_stdout: str) -> dict[str, int]:
-    if "Job stats:" not in dry_run_stdout:
-        return {}
-    table = dry_run_stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M)
-            if m.group(1) != "total"}
-
-
 @pytest.fixture(scope="module")
 def tiny_grid(tmp_path_factory):
     """A frozen and a fine-tuned DPNR point on 80 demo texts with a tiny BERT, run by the real Snakefile."""
@@ -287,7 +279,7 @@ def tiny_grid(tmp_path_factory):
 
 
 def _planned(workdir: Path, config: dict, runs: dict) -> dict[str, int]:
-    return _jobs(run_snakemake(workdir, config, [f"{run}/attack.json" for run in runs.values()], "-n").stdout)
+    return planned_job_counts(run_snakemake(workdir, config, [f"{run}/attack.json" for run in runs.values()], "-n").stdout)
 
 
 def test_the_attack_cache_is_declared_between_train_and_attack_and_a_rerun_has_nothing_to_do(tiny_grid):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT_ROOT, run_snakemake, without_timings
+from conftest import PROJECT_ROOT, planned_job_counts, run_snakemake, without_timings
 
 RELEASES = ("released_train.npy", "released_dev.npy", "released_test.npy")
 MEASURED = ("metrics.json", "attack.json", "mdl.json", "fairness.json", "predictions.parquet", "model.safetensors")
@@ -41,13 +41,6 @@ def finished(tmp_path_factory):
     return workdir
 
 
-def _jobs(dry_run_stdout: str) -> dict[str, int]:
-    if "Job stats:" not in dry_run_stdout:
-        return {}
-    table = dry_run_stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M) if m.group(1) != "total"}
-
-
 def test_a_dropping_study_loses_its_releases_once_measured_and_a_shared_point_keeps_them(finished):
     dropped, kept = finished / DROPPED, finished / KEPT
     for name in MEASURED:
@@ -63,7 +56,7 @@ def test_a_dropping_study_loses_its_releases_once_measured_and_a_shared_point_ke
 
 def test_a_second_run_plans_nothing(finished):
     planned = run_snakemake(finished, CONFIG, None, "-n").stdout
-    assert "Nothing to be done" in planned, _jobs(planned)
+    assert "Nothing to be done" in planned, planned_job_counts(planned)
 
 
 def test_a_change_that_reads_the_releases_again_retrains_only_the_dropped_point_to_the_same_numbers(finished, tmp_path):
@@ -71,7 +64,7 @@ def test_a_change_that_reads_the_releases_again_retrains_only_the_dropped_point_
     shutil.copytree(finished, workdir, symlinks=True)  # copy2 keeps the mtimes Snakemake compares
     changed = json.loads(json.dumps(CONFIG))
     changed["attack"]["attackers"] = ["linear", "mlp"]
-    jobs = _jobs(run_snakemake(workdir, changed, None, "-n").stdout)
+    jobs = planned_job_counts(run_snakemake(workdir, changed, None, "-n").stdout)
     assert jobs.get("train") == 1 and jobs.get("attack") == 2 and "embed" not in jobs, jobs
 
     before = {name: json.loads((workdir / DROPPED / name).read_text()) for name in ("metrics.json", "mdl.json")}

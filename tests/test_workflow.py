@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import PROJECT_ROOT, SNAKEMAKE, run_snakemake
+from conftest import PROJECT_ROOT, SNAKEMAKE, planned_job_counts, run_snakemake
 
 STUDY = {
     "datasets": ["demo"],
@@ -39,11 +39,6 @@ def finished_grid(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("grid")
     run_snakemake(workdir, CONFIG)
     return workdir
-
-
-def _jobs(dry_run_stdout: str) -> dict[str, int]:
-    table = dry_run_stdout.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, flags=re.M) if m.group(1) != "total"}
 
 
 def test_grid_writes_every_output_of_every_point(finished_grid):
@@ -85,7 +80,7 @@ def test_each_study_keeps_its_own_table_and_switching_studies_reruns_nothing(fin
     other = json.loads(json.dumps(CONFIG))
     other["studies"]["other"] = {**other["studies"]["tiny"], "methods": {"nonpriv": {}}, "artefacts": False}
     other["run_studies"] = ["other"]
-    jobs = _jobs(run_snakemake(finished_grid, other, None, "-n").stdout)
+    jobs = planned_job_counts(run_snakemake(finished_grid, other, None, "-n").stdout)
     # its point is tiny's: nothing retrains; the study gets its own table and ladder
     assert {rule for rule in jobs if rule != "all"} == {"runs_table", "ladder_other"}
     run_snakemake(finished_grid, other)
@@ -99,7 +94,7 @@ def test_each_study_keeps_its_own_table_and_switching_studies_reruns_nothing(fin
 def test_adding_one_epsilon_plans_only_the_new_train_and_attack_jobs(finished_grid):
     bigger = json.loads(json.dumps(CONFIG))
     bigger["studies"]["tiny"]["methods"]["noise"]["epsilon"] = [0.5, 2]
-    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    jobs = planned_job_counts(run_snakemake(finished_grid, bigger, None, "-n").stdout)
     per_point = {rule: n for rule, n in jobs.items() if rule in ("embed", "train", "attack", "fairness", "mdl")}
     assert per_point == {"train": 1, "attack": 1, "fairness": 1, "mdl": 1}  # no extraction, one new point
     assert "build_dataset" not in jobs
@@ -108,7 +103,7 @@ def test_adding_one_epsilon_plans_only_the_new_train_and_attack_jobs(finished_gr
 def test_a_new_word_dropout_rate_adds_one_extraction(finished_grid):
     bigger = json.loads(json.dumps(CONFIG))
     bigger["studies"]["tiny"]["methods"]["noise"]["mu"] = [0, 0.3]
-    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    jobs = planned_job_counts(run_snakemake(finished_grid, bigger, None, "-n").stdout)
     assert jobs["embed"] == 1 and jobs["train"] == 1
 
 
@@ -191,7 +186,7 @@ def test_attacks_computed_in_the_train_job_equal_a_fresh_attack_job(finished_gri
 def test_changing_the_attackers_reruns_only_the_attack_jobs(finished_grid):
     bigger = json.loads(json.dumps(CONFIG))
     bigger["attack"]["attackers"] = ["linear"]
-    jobs = _jobs(run_snakemake(finished_grid, bigger, None, "-n").stdout)
+    jobs = planned_job_counts(run_snakemake(finished_grid, bigger, None, "-n").stdout)
     assert jobs.get("attack") == 4 and "train" not in jobs and "embed" not in jobs
 
 
