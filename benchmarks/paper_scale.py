@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import re
@@ -119,12 +120,14 @@ def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Cou
 DOC_SIZES = {"ag_dpnr": 14_571, "ag": 273, "blog": 6_572, "demo": 2_000}
 
 
-def dataset_texts(data_dirs: list[Path], dataset: str) -> int:
+@functools.cache
+def _dataset_meta(data_dirs: tuple[Path, ...], dataset: str) -> dict | None:
+    """The first meta.json of ``dataset`` under ``data_dirs``, read once however many points ask."""
     for folder in data_dirs:
         meta = folder / dataset / "meta.json"
         if meta.exists():
-            return sum(json.loads(meta.read_text())["splits"].values())
-    return DOC_SIZES.get(dataset, 0)
+            return json.loads(meta.read_text())
+    return None
 
 
 def hours(seconds: float) -> str:
@@ -164,19 +167,16 @@ def released_dim(data_dirs: list[Path], dataset: str, method: str) -> int:
     dim = METHODS[method].defaults.get("representation_dim") if method in METHODS else None
     if dim:
         return int(dim)
-    for folder in data_dirs:
-        meta = folder / dataset / "meta.json"
-        if meta.exists() and "n_features" in json.loads(meta.read_text()):
-            return int(json.loads(meta.read_text())["n_features"])
+    meta = _dataset_meta(tuple(data_dirs), dataset)
+    if meta and "n_features" in meta:
+        return int(meta["n_features"])
     return DOC_FEATURES.get(dataset, TEXT_ENCODER_DIM)
 
 
 def dataset_rows(data_dirs: list[Path], dataset: str) -> int | None:
-    for folder in data_dirs:
-        meta = folder / dataset / "meta.json"
-        if meta.exists():
-            return sum(json.loads(meta.read_text())["splits"].values())
-    return DOC_ROWS.get(dataset)
+    """Rows (train + dev + test) of ``dataset``: its meta.json's split sizes, else docs/data.md's, else None."""
+    meta = _dataset_meta(tuple(data_dirs), dataset)
+    return sum(meta["splits"].values()) if meta else DOC_ROWS.get(dataset)
 
 
 def disk_footprint(points: list[tuple[str, str]], measured: dict, data_dirs: list[Path],
@@ -254,7 +254,7 @@ def main() -> None:
         group_jobs = sum(math.ceil(n / args.points_per_job) for n in points_per_extraction.values())
         alone = sum(per_rule[r] for r in REMOTE_ALONE)
         data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
-        texts = sum(dataset_texts(data_dirs, wildcards["dataset"]) for rule, _, wildcards in jobs
+        texts = sum(dataset_rows(data_dirs, wildcards["dataset"]) or 0 for rule, _, wildcards in jobs
                     if rule == "embed" and wildcards.get("encoder") != "features")
         disk_basis = Counter()
         disk_kept, disk_without = disk_footprint(
