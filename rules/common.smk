@@ -1,4 +1,5 @@
 # Config validation, config -> target lists and input paths, wildcard constraints. Rules live elsewhere.
+import functools
 from pathlib import Path
 
 # Everything imported here is light (no torch, matplotlib, pandas or scikit-learn): every dry run, every test
@@ -119,9 +120,10 @@ def study_config(name):
     return study
 
 
+@functools.cache  # config is fixed for a parse, and the run files, claims, ladders and release plan all ask
 def study_grid(name):
     study = study_config(name)
-    return study_points(
+    return tuple(study_points(
         study,
         datasets=study["datasets"],
         encoder_for=encoder_for,
@@ -129,7 +131,7 @@ def study_grid(name):
         overrides=config["methods"],
         # a study's `target: [each]`: one point per private attribute, named before the data is built
         attributes_for=lambda dataset: private_attribute_names(dataset, config[dataset]),
-    )
+    ))
 
 
 def dataset_splits(wildcards):
