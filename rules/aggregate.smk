@@ -43,7 +43,7 @@ for _study in config["run_studies"]:
             frozen=[
                 f"results/inversion/{d}/{encoder_for(d)}/frozen.json"
                 for d in _datasets
-                if d not in TABULAR_DATASETS
+                if word_recovery(d)  # text datasets, while a word-recovery attacker is configured
             ],
             **_measures,
         output:

@@ -271,3 +271,36 @@ def test_the_runs_table_carries_word_recovery_and_ceilings_and_the_ladder_is_dra
     assert (finished_grid / "results/figures/studies/tiny/ladder/demo.png").stat().st_size > 10_000
     frozen = json.loads((finished_grid / "results/inversion/demo/minilm/frozen.json").read_text())
     assert frozen["status"] == "measured" and frozen["attacker"]["fit_split"] == "train"
+
+
+def _claims_attack() -> dict:
+    """The attack settings `make claims` passes (the Makefile's CLAIMS_ATTACK), as Snakemake's --config reads them."""
+    line = re.search(r"^CLAIMS_ATTACK := '(.*)'$", (PROJECT_ROOT / "Makefile").read_text(), flags=re.M).group(1)
+    key, value = line.split("=", 1)
+    assert key == "attack"
+    return yaml.safe_load(value)
+
+
+def test_make_claims_trains_every_attacker_a_claim_reads():
+    from privtext.claims import context
+
+    read = {context.DPNR_ATTACKER, context.CAPE_ATTACKER, context.LEAKAGE_ATTACKER}
+    assert read <= set(_claims_attack()["attackers"])
+
+
+def test_the_claims_attack_settings_rerun_only_attacks_and_draw_the_ladder_without_word_recovery(finished_grid,
+                                                                                                 tmp_path):
+    import shutil
+
+    workdir = tmp_path / "grid"
+    shutil.copytree(finished_grid, workdir, symlinks=True)
+    claims = json.loads(json.dumps(CONFIG))
+    claims["attack"].update(_claims_attack())
+    jobs = planned_job_counts(run_snakemake(workdir, claims, None, "-n").stdout)
+    assert jobs["attack"] == 4 and not {"train", "embed", "word_sets", "invert_frozen"} & set(jobs)
+    run_snakemake(workdir, claims)
+    ladder = pd.read_csv(workdir / "results/tables/studies/tiny/ladder/demo.csv")
+    assert "frozen" not in set(ladder["method"])  # no word-recovery rung without a word-recovery attacker
+    assert ladder["linear_accuracy"].isna().all() and ladder["mlp_accuracy"].notna().all()
+    assert ladder["inversion_status"].str.startswith("not measured").all()
+    assert (workdir / "results/figures/studies/tiny/ladder/demo.png").stat().st_size > 10_000
