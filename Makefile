@@ -55,10 +55,10 @@ audit: $(STAMP)
 # on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
 # --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
 # make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
-# The claims runs train only the attackers a claim reads: DPNR's and CAPE's `mlp` and FEDERATE's Leakage
-# (`sklearn_mlp`; privtext.claims.context). The `linear` attacker and word recovery, which no claim reads, were
-# 14% of make claims' job-time (docs/performance.md); `make run` and the ladder keep them.
-CLAIMS_ATTACK := 'attack={attackers: [mlp, sklearn_mlp], inversion: {attacker: null}}'
+# The claims runs train, per dataset, only the attackers a claim reads there (privtext.claims.attackers): DPNR's
+# and CAPE's `mlp`, FEDERATE's Leakage (`sklearn_mlp`). The others and word recovery, which no claim reads, were
+# a quarter of make claims' job-time (docs/performance.md); `make run` and the ladder keep them.
+CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)

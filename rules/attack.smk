@@ -20,7 +20,7 @@ rule attack:
     benchmark:
         f"{BENCHMARK_DIR}/attack.tsv"
     params:
-        attackers=config["attack"]["attackers"],
+        attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
         word_attacker=config["attack"]["inversion"]["attacker"],
     group:

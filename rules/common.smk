@@ -6,6 +6,7 @@ from pathlib import Path
 # that plans a workflow and every cluster job re-parses this file.
 from privtext.plan.config import ConfigError, canonical_config_paths, check_import_path, validate_config
 from privtext.attack.inversion import WORDS_FILE
+from privtext.claims.attackers import attackers_for
 from privtext.data import BUILDERS, SPLITS, TABULAR_DATASETS
 from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout, unobtainable_raw_files
 from privtext.data.attributes import private_attribute_names

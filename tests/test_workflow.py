@@ -281,11 +281,8 @@ def _claims_attack() -> dict:
     return yaml.safe_load(value)
 
 
-def test_make_claims_trains_every_attacker_a_claim_reads():
-    from privtext.claims import context
-
-    read = {context.DPNR_ATTACKER, context.CAPE_ATTACKER, context.LEAKAGE_ATTACKER}
-    assert read <= set(_claims_attack()["attackers"])
+def test_make_claims_trains_the_attackers_the_claims_read():
+    assert _claims_attack() == {"attackers": "claims", "inversion": {"attacker": None}}
 
 
 def test_the_claims_attack_settings_rerun_only_attacks_and_draw_the_ladder_without_word_recovery(finished_grid,
@@ -299,6 +296,8 @@ def test_the_claims_attack_settings_rerun_only_attacks_and_draw_the_ladder_witho
     jobs = planned_job_counts(run_snakemake(workdir, claims, None, "-n").stdout)
     assert jobs["attack"] == 4 and not {"train", "embed", "word_sets", "invert_frozen"} & set(jobs)
     run_snakemake(workdir, claims)
+    attack = json.loads(next((workdir / "results/runs/demo").glob("**/attack.json")).read_text())
+    assert list(attack["attackers"]) == ["mlp", "sklearn_mlp"]  # every paper has claims on demo
     ladder = pd.read_csv(workdir / "results/tables/studies/tiny/ladder/demo.csv")
     assert "frozen" not in set(ladder["method"])  # no word-recovery rung without a word-recovery attacker
     assert ladder["linear_accuracy"].isna().all() and ladder["mlp_accuracy"].notna().all()

@@ -3,6 +3,7 @@ segment `{encoder}+finetune`); write model, releases, predictions, metrics."""
 
 from pathlib import Path
 
+from privtext.claims.attackers import attackers_for
 from privtext.standins.allocator import keep_freed_memory
 from privtext.plan.grid import GridPoint
 from privtext.runtime.logs import finish_job, setup_logging
@@ -25,6 +26,8 @@ run_grid_point(point, TrainJob(
     deterministic=snakemake.config["deterministic"],
     # Attack here, in the process that has everything loaded; the attack job publishes the result. Not a
     # param either: a change of attack.* reruns only the attack jobs (privtext.jobs.attack_cache).
-    attack=snakemake.config["attack"] if snakemake.config["attack"]["in_train_job"] else None,
+    attack={**snakemake.config["attack"],
+            "attackers": attackers_for(snakemake.config["attack"]["attackers"], point.dataset)}
+    if snakemake.config["attack"]["in_train_job"] else None,
 ))
 finish_job()
