@@ -10,11 +10,17 @@ group whose jobs do the same work at different sizes is about its fixed cost per
 reading inputs), so ``jobs × min`` bounds what fewer process start-ups could save there. ``--wall-seconds``
 (the run's wall time, e.g. from `/usr/bin/time`) adds how busy the cores were: job-seconds / (wall × cores).
 Rules without a `benchmark:` (tables, figures, the claims table) are not counted.
+
+``--inside-train RESULTS`` splits each train job of a results folder instead, per dataset: its benchmark's wall
+seconds into the training (``metrics.json`` ``seconds``), each in-job attacker (``attack_precomputed.json``) and
+the rest (interpreter, imports, reading and writing files), in job-minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import os
 import sys
 from collections import defaultdict
@@ -41,6 +47,44 @@ def profile(roots: list[Path], by: list[str]) -> list[dict]:
     return sorted(groups, key=lambda g: -g["wall_s"])
 
 
+def inside_train(results: Path) -> dict[str, dict[str, float]]:
+    """dataset -> {"jobs", "wall", "training", "attacker <name>" ..., "rest"} in seconds, over every train job of
+    ``results`` whose benchmark, metrics.json and attack_precomputed.json are all there."""
+    parts: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for tsv in (results / "benchmarks" / "runs").glob("**/train.tsv"):
+        run_dir = results / "runs" / tsv.parent.relative_to(results / "benchmarks" / "runs")
+        metrics, stored = run_dir / "metrics.json", run_dir / "attack_precomputed.json"
+        if not (metrics.is_file() and stored.is_file()):
+            continue
+        with open(tsv) as handle:
+            wall = float(next(csv.DictReader(handle, delimiter="\t"))["s"])
+        training = json.loads(metrics.read_text())["seconds"]
+        attacks = json.loads(stored.read_text()).get("attributes", {}).get("result", {}).get("attackers", {})
+        record = parts[run_dir.relative_to(results / "runs").parts[0]]
+        record["jobs"] += 1
+        record["wall"] += wall
+        record["training"] += training
+        for name, attack in attacks.items():
+            record[f"attacker {name}"] += attack["seconds"]
+        record["rest"] += wall - training - sum(attack["seconds"] for attack in attacks.values())
+    return {dataset: dict(record) for dataset, record in sorted(parts.items())}
+
+
+def print_inside_train(results: Path) -> None:
+    parts = inside_train(results)
+    if not parts:
+        sys.exit(f"no train job with its benchmark, metrics.json and attack_precomputed.json under {results}")
+    columns = sorted({c for record in parts.values() for c in record} - {"jobs", "wall", "training", "rest"})
+    columns = ["wall", "training", *columns, "rest"]
+    print("\t".join(["dataset", "jobs", *(f"{c} (job-min)" for c in columns)]))
+    totals: dict[str, float] = defaultdict(float)
+    for dataset, record in parts.items():
+        print("\t".join([dataset, str(int(record["jobs"])), *(f"{record.get(c, 0.0) / 60:.1f}" for c in columns)]))
+        for key, value in record.items():
+            totals[key] += value
+    print("\t".join(["total", str(int(totals["jobs"])), *(f"{totals.get(c, 0.0) / 60:.1f}" for c in columns)]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--benchmarks", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "benchmarks"])
@@ -48,7 +92,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25, help="groups to print (the rest are summed in one line)")
     parser.add_argument("--wall-seconds", type=float, help="the run's wall time, to print how busy the cores were")
     parser.add_argument("--cores", type=int, default=os.cpu_count())
+    parser.add_argument("--inside-train", type=Path, metavar="RESULTS",
+                        help="a results folder: split its train jobs into training, attackers and the rest")
     args = parser.parse_args()
+    if args.inside_train:
+        print_inside_train(args.inside_train)
+        return
     missing = [str(root) for root in args.benchmarks if not root.is_dir()]
     if missing:
         sys.exit(f"no benchmark folder: {', '.join(missing)}")
