@@ -44,8 +44,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Local runs go through a warm interpreter (privtext.runtime.warm): torch and privtext are imported once, and each
+# train, attack and MDL job runs in a process forked from it, not a fresh one (docs/performance.md).
+WARM := $(BIN)/python -m privtext.runtime.warm --
+
 run: $(STAMP)
-	$(BIN)/snakemake --cores all $(SNAKEMAKE_CONFIG)
+	$(WARM) $(BIN)/snakemake --cores all $(SNAKEMAKE_CONFIG)
 
 # The empirical ε audit alone (docs/audit.md, "How the audit works"; about 2 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
@@ -61,7 +65,7 @@ audit: $(STAMP)
 CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
-	$(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
+	$(WARM) $(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap;
 # their points' released representations are removed once measured, keep_releases: false in config.yaml):

@@ -3,7 +3,9 @@ process), pinned on today's one-job-per-point pipeline through the real Snakefil
 
 - adding a seed to a finished study plans only the new seed's jobs and the study's aggregates, and rewrites
   no existing file (resumable grids);
-- a train job killed mid-training (SIGKILL) reruns to the files of an uninterrupted run.
+- a train job killed mid-training (SIGKILL) reruns to the files of an uninterrupted run;
+- the warm interpreter of local runs (privtext.runtime.warm: jobs forked from one process that imported torch)
+  writes the files a job writes alone, and a run killed with it reruns to them too.
 
 What may differ between two runs of the same point is its wall and CPU seconds: the keys ``seconds`` (metrics.json,
 attack.json, attack_precomputed.json: the job's and each attacker's wall time) and ``*_seconds`` (metrics.json's
@@ -18,6 +20,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -42,6 +45,7 @@ CONFIG = {
     "run_studies": [STUDY],
 }
 PER_POINT_RULES = ["attack", "fairness", "mdl", "train"]
+WARM = [sys.executable, "-m", "privtext.runtime.warm", "--"]  # what `make run` puts before snakemake
 
 # What `make run` does about reruns comes from the workflow profile, which `run_snakemake` drops
 # (`--workflow-profile none`): pass its rerun settings, so that a concurrent edit of a script cannot replan a job.
@@ -156,14 +160,30 @@ def _run_outputs(workdir: Path) -> dict[str, object]:
     return files
 
 
-def test_a_train_job_killed_mid_training_reruns_to_the_uninterrupted_files(finished_study, tmp_path):
-    # SIGKILL to Snakemake and its jobs (one process group), as when the machine dies. Both profiles rerun
-    # incomplete jobs; the kill leaves Snakemake's lock, which `--unlock` lifts (docs/reproducing.md).
+def test_the_warm_interpreter_writes_the_files_a_job_writes_alone(finished_study, tmp_path):
+    workdir = tmp_path / "warm"
+    command = snakemake_command(workdir, CONFIG, None, *AS_THE_PROFILE)
+    subprocess.run([*WARM, *command], cwd=workdir, capture_output=True, text=True, check=True, timeout=900)
+    for rule in ("attack", "mdl", "train"):  # the jobs that import torch ran in workers (fairness needs none)
+        logs = list((workdir / "results/logs/results/runs").glob(f"**/{rule}.log"))
+        assert len(logs) == len(SEEDS) and all("running in a warm worker" in log.read_text() for log in logs), rule
+    warm, alone = _run_outputs(workdir), _run_outputs(finished_study)
+    assert sorted(warm) == sorted(alone)
+    for name, content in warm.items():
+        assert content == alone[name], name
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["alone", "warm"])
+def test_a_train_job_killed_mid_training_reruns_to_the_uninterrupted_files(finished_study, tmp_path, warm):
+    # SIGKILL to Snakemake and its jobs (one process group), as when the machine dies; with the warm interpreter
+    # the group holds it and its workers too. Both profiles rerun incomplete jobs; the kill leaves Snakemake's
+    # lock, which `--unlock` lifts (docs/reproducing.md).
     assert _PROFILE["rerun-incomplete"] is True
     workdir = tmp_path / "killed"
     command = snakemake_command(workdir, CONFIG, None, *AS_THE_PROFILE)
     with open(tmp_path / "killed.log", "w") as out:
-        run = subprocess.Popen(command, cwd=workdir, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        run = subprocess.Popen([*WARM, *command] if warm else command, cwd=workdir, stdout=out,
+                               stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 600
         killed_log = None
         while run.poll() is None and time.monotonic() < deadline:

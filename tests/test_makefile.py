@@ -20,6 +20,15 @@ printf '%s\\0' "$PRIVTEXT_DATA_MIRROR" "$PRIVTEXT_NLTK_DATA" > "$RECORD_ENVIRONM
 """
 
 
+# Stands in for .venv/bin/python: `python -m privtext.runtime.warm -- COMMAND ...` (the warm interpreter
+# `make run` and `make claims` start) runs COMMAND as the real module would, with the server left out.
+WARM_PYTHON = """#!/bin/sh
+[ "$1 $2 $3" = "-m privtext.runtime.warm --" ] || exit 99
+shift 3
+exec "$@"
+"""
+
+
 @pytest.mark.parametrize("target", ["run", "dryrun", "claims"])
 def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: str, tmp_path: Path) -> None:
     root = tmp_path / "my work"
@@ -33,6 +42,9 @@ def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: st
     snakemake.parent.mkdir(parents=True)
     snakemake.write_text(RECORDING_SNAKEMAKE)
     snakemake.chmod(0o755)
+    python = project / ".venv" / "bin" / "python"
+    python.write_text(WARM_PYTHON)
+    python.chmod(0o755)
     # .venv is installed: the stamp is newer than pyproject.toml, so make runs only the target's command
     os.utime(project / "pyproject.toml", (1_000_000_000, 1_000_000_000))
     (project / ".venv" / ".privtext-installed").touch()

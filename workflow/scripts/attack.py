@@ -1,6 +1,10 @@
 """Fresh attackers on the released representations of one finished grid point: publish what the train job
 computed for exactly these settings and releases, attack afresh otherwise (privtext.jobs.attack_cache)."""
 
+from privtext.runtime.warm import delegate
+
+delegate()  # run in the warm server when `make` started one, before the imports it saves (privtext.runtime.warm)
+
 from pathlib import Path
 
 from privtext.jobs.runs import attack_grid_point

@@ -1,5 +1,9 @@
 """MDL online code length of each private attribute on one grid point's released representations."""
 
+from privtext.runtime.warm import delegate
+
+delegate()  # run in the warm server when `make` started one, before the imports it saves (privtext.runtime.warm)
+
 from pathlib import Path
 
 from privtext.runtime.logs import finish_job, setup_logging

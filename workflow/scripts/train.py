@@ -1,6 +1,10 @@
 """Train one grid point: on frozen features, or fine-tuning the encoder with its method end to end (encoder
 segment `{encoder}+finetune`); write model, releases, predictions, metrics."""
 
+from privtext.runtime.warm import delegate
+
+delegate()  # run in the warm server when `make` started one, before the imports it saves (privtext.runtime.warm)
+
 from pathlib import Path
 
 from privtext.claims.attackers import attackers_for

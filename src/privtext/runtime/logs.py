@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from privtext.runtime.warm import WORKER_ENV, report_exit
+
 
 def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
@@ -19,6 +21,8 @@ def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO)
     )
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught
+    if os.environ.get(WORKER_ENV):
+        logging.getLogger("privtext").info("running in a warm worker (privtext.runtime.warm), pid %d", os.getpid())
 
 
 def _log_uncaught(kind, error, traceback) -> None:
@@ -32,4 +36,5 @@ def finish_job() -> NoReturn:
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
+    report_exit(0)  # in a warm worker, the job's process exits with this status (privtext.runtime.warm)
     os._exit(0)

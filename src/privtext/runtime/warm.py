@@ -1,0 +1,201 @@
+"""A warm interpreter for local runs: torch and privtext imported once, one forked process per job.
+
+Every train job spends about 1.5 s importing torch before it trains for a few seconds (docs/performance.md,
+"After the profile"); a claims run has hundreds of them. ``python -m privtext.runtime.warm -- COMMAND ...``
+starts a server that imports the job modules once and listens on a Unix socket in a private folder, runs
+COMMAND (Snakemake) with ``PRIVTEXT_WARM_SOCKET`` pointing at it, and stops the server when COMMAND ends.
+
+A workflow script calls :func:`delegate` before its imports. With no server (SLURM jobs, tests, a plain
+``snakemake``) it returns and the job runs in its own process, as before. With one, the job's process hands
+the server its script (the one Snakemake generated: preamble and body), working folder, environment and its
+stdin, stdout and stderr, and waits. The server forks a worker, which runs the whole script again in a process
+that already holds the imports, with its own folder, environment and streams, and reports the script's exit
+status; the job's process exits with it. So a job computes exactly what it computes alone: the same code on
+the same inputs, with the thread counts the job sets itself (privtext.runtime.threads).
+
+Lifetimes are tied together: a worker whose job process dies (Snakemake killing a job, SIGKILL included)
+kills itself at once, and a worker that dies without reporting (a crash, the OOM killer) fails its job.
+The server exits with its command, or after ``IDLE_SECONDS`` without a job, or when its parent is gone.
+Snakemake's benchmark files still hold each job's wall seconds; its CPU and memory columns then count only
+the waiting process.
+
+Why not a library: multiprocessing's forkserver does the same for child processes of one Python program;
+these jobs are separate programs started by Snakemake.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence
+
+SOCKET_ENV = "PRIVTEXT_WARM_SOCKET"
+WORKER_ENV = "PRIVTEXT_WARM_WORKER"  # set in a worker: the script it runs must not delegate again
+IDLE_SECONDS = 600
+# What the frozen-feature jobs import (train, attack, MDL, fairness); imported once by the server.
+PRELOAD = ("torch", "snakemake.script", "safetensors.torch", "privtext.jobs.train_job", "privtext.jobs.runs",
+           "privtext.methods", "privtext.attack.attackers", "privtext.measures.mdl", "privtext.measures.fairness",
+           "privtext.claims.attackers", "privtext.standins.allocator")
+_HEADER = struct.Struct("!I")
+_STARTED = b"S"  # a worker's first byte to its job process; its exit status follows
+_FAILED = 1
+
+_report_to: socket.socket | None = None  # a worker's connection to its job process
+
+
+def delegate() -> None:
+    """Run this job in the warm server if there is one (and exit with its status); else return."""
+    path = os.environ.get(SOCKET_ENV)
+    if not path or os.environ.get(WORKER_ENV):
+        return
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(path)
+    except OSError:  # no server (any more): run here
+        connection.close()
+        return
+    request = json.dumps({"script": os.path.abspath(sys.argv[0]), "cwd": os.getcwd(),
+                          "env": dict(os.environ)}).encode()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        socket.send_fds(connection, [_HEADER.pack(len(request)) + request], [0, 1, 2])
+        started = connection.recv(1)
+    except OSError:
+        started = b""
+    if started != _STARTED:  # the server went away before forking a worker (e.g. its idle exit): run here
+        connection.close()
+        return
+    try:
+        status = connection.recv(1)  # the worker's exit status, or nothing if it died without one
+    except OSError:
+        status = b""
+    os._exit(status[0] if status else _FAILED)
+
+
+def report_exit(status: int) -> None:
+    """In a worker, tell the job process how its script ended (privtext.runtime.logs.finish_job calls this
+    before it leaves without the interpreter's teardown); anywhere else, nothing."""
+    global _report_to
+    if _report_to is not None:
+        try:
+            _report_to.sendall(bytes([status & 0xFF]))
+        except OSError:
+            pass
+        _report_to = None
+
+
+def serve(path: str | Path, preload: Sequence[str] = PRELOAD, idle_seconds: float = IDLE_SECONDS) -> None:
+    """Listen on ``path``, import ``preload``, then fork a worker for each job until idle or orphaned."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(64)  # jobs that connect while the imports run wait for them
+    for name in preload:
+        importlib.import_module(name)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
+    parent = os.getppid()
+    server.settimeout(5.0)
+    idle = 0.0
+    while idle < idle_seconds and os.getppid() == parent:
+        try:
+            connection, _ = server.accept()
+        except socket.timeout:
+            idle += 5.0
+            continue
+        idle = 0.0
+        try:
+            message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+            size, = _HEADER.unpack_from(message)
+            while len(message) < _HEADER.size + size:
+                message += connection.recv(1 << 20)
+            request = json.loads(message[_HEADER.size:_HEADER.size + size])
+        except (OSError, ValueError, struct.error):
+            connection.close()
+            continue
+        if os.fork() == 0:
+            server.close()
+            _work(connection, fds, request)  # never returns
+        connection.close()
+        for fd in fds:
+            os.close(fd)
+
+
+def _work(connection: socket.socket, fds: Sequence[int], request: dict) -> None:
+    """In a forked worker: become the job (streams, folder, environment, argv), run its script, report."""
+    global _report_to
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the job may wait for processes of its own
+    for target, fd in zip((0, 1, 2), fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.environ[WORKER_ENV] = "1"
+    sys.argv = [request["script"]]
+    _report_to = connection
+    connection.sendall(_STARTED)
+
+    def die_with_job() -> None:
+        while connection.recv(1):  # the job process sends nothing: this returns b"" when it is gone
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=die_with_job, daemon=True).start()
+    status = 0
+    try:
+        runpy.run_path(request["script"], run_name="__main__")
+    except SystemExit as ended:
+        status = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else _FAILED)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())  # the job's own hook: the rule's log (privtext.runtime.logs)
+        status = _FAILED
+    sys.stdout.flush()
+    sys.stderr.flush()
+    report_exit(status)
+    os._exit(status)
+
+
+def run_with_server(command: Sequence[str]) -> int:
+    """Run ``command`` with a warm server beside it; its exit status."""
+    with tempfile.TemporaryDirectory(prefix="privtext-warm-") as folder:  # mode 0700: this user's jobs only
+        path = os.path.join(folder, "socket")
+        server = subprocess.Popen([sys.executable, "-m", "privtext.runtime.warm", "--serve", path])
+        try:
+            process = subprocess.Popen(list(command), env={**os.environ, SOCKET_ENV: path})
+            # Ctrl-C reaches the command (and the server) directly; this process only waits for it to end.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return process.wait()
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 2 and argv[0] == "--serve":
+        try:
+            serve(argv[1])
+        except KeyboardInterrupt:  # Ctrl-C of the run: the command stops its jobs itself
+            pass
+        return 0
+    if argv[:1] == ["--"] and len(argv) > 1:
+        return run_with_server(argv[1:])
+    print("usage: python -m privtext.runtime.warm -- COMMAND [ARG ...]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    # As the imported module, not this __main__ copy: a worker keeps its connection where finish_job looks for it.
+    from privtext.runtime import warm
+
+    sys.exit(warm.main())

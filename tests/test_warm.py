@@ -1,0 +1,137 @@
+"""The warm interpreter (privtext.runtime.warm): a job delegated to it runs in a forked worker with the job's own
+folder, environment, streams and exit status; a job whose process dies takes its worker with it; with no
+server a job runs in its own process. Its results against jobs run alone: tests/test_grid_invariants.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from privtext.runtime.warm import SOCKET_ENV
+
+WARM = [sys.executable, "-m", "privtext.runtime.warm", "--"]
+# A job script as Snakemake runs one: delegate first, then the work. It prints where it ran and exits with $CODE,
+# through finish_job when $FINISH is set, raising when $RAISE is set.
+JOB = """
+from privtext.runtime.warm import delegate
+
+delegate()
+import os
+import sys
+from pathlib import Path
+
+from privtext.runtime.logs import finish_job, setup_logging
+
+setup_logging(os.environ.get("LOG"))
+Path("pid").write_text(str(os.getpid()))
+print("ran in", "worker" if os.environ.get("PRIVTEXT_WARM_WORKER") else "own process", os.getcwd(),
+      os.environ.get("X"), "torch already imported" if "torch" in sys.modules else "torch not imported", flush=True)
+if os.environ.get("SLEEP"):
+    import time
+    time.sleep(float(os.environ["SLEEP"]))
+if os.environ.get("RAISE"):
+    raise RuntimeError("the job failed")
+if os.environ.get("FINISH"):
+    finish_job()
+sys.exit(int(os.environ.get("CODE", "0")))
+"""
+
+
+def _with_server(tmp_path: Path, shell: str) -> subprocess.CompletedProcess:
+    """Run the shell commands ``shell`` (which start jobs) beside a warm server, in ``tmp_path``."""
+    (tmp_path / "job.py").write_text(JOB)
+    (tmp_path / "jobs.sh").write_text(shell)
+    return subprocess.run([*WARM, "sh", str(tmp_path / "jobs.sh")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_delegated_job_runs_in_a_worker_with_its_own_folder_environment_streams_and_status(tmp_path):
+    job = f"{sys.executable} {tmp_path / 'job.py'}"
+    (tmp_path / "elsewhere").mkdir()
+    result = _with_server(tmp_path, f"""
+X=first CODE=3 {job}; echo "status $?"
+cd elsewhere && X=second FINISH=1 LOG=job.log {job}; echo "status $?"
+X=third RAISE=1 LOG=failed.log {job}; echo "status $?"
+""")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"ran in worker {tmp_path} first torch already imported"
+    assert lines[1] == "status 3"
+    assert lines[2] == f"ran in worker {tmp_path / 'elsewhere'} second torch already imported"
+    assert lines[3] == "status 0"  # finish_job reports before it leaves without teardown
+    assert lines[5] == "status 1"
+    assert "running in a warm worker" in (tmp_path / "elsewhere" / "job.log").read_text()
+    assert "RuntimeError: the job failed" in (tmp_path / "elsewhere" / "failed.log").read_text()  # the job's hook
+
+
+def test_without_a_server_a_job_runs_in_its_own_process(tmp_path):
+    (tmp_path / "job.py").write_text(JOB)
+    for environment in ({}, {SOCKET_ENV: str(tmp_path / "no-such-socket")}):
+        result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True,
+                                env={**os.environ, **environment, "X": "alone", "CODE": "4"})
+        assert result.returncode == 4
+        assert result.stdout == f"ran in own process {tmp_path} alone torch not imported\n"
+
+
+def test_a_job_killed_takes_its_worker_with_it(tmp_path):
+    (tmp_path / "job.py").write_text(JOB)
+    # The job's process is killed once its worker has started; the worker must not outlive it.
+    script = f"""
+SLEEP=60 {sys.executable} job.py & job=$!
+while [ ! -s pid ]; do sleep 0.05; done
+kill -KILL $job; wait $job; echo "job status $?"
+"""
+    started = time.monotonic()
+    result = _with_server(tmp_path, script)
+    worker = int((tmp_path / "pid").read_text())
+    assert result.stdout.strip().endswith("job status 137"), result.stdout + result.stderr
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker)
+    assert time.monotonic() - started < 50  # the 60 s sleep did not run out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.mark.parametrize("argv", [[], ["snakemake"], ["--serve"]])
+def test_the_command_line_says_how_to_use_it(argv):
+    result = subprocess.run([sys.executable, "-m", "privtext.runtime.warm", *argv], capture_output=True, text=True)
+    assert result.returncode == 2 and "usage" in result.stderr
+
+
+def test_a_server_that_closes_before_forking_leaves_the_job_to_run_in_its_own_process(tmp_path):
+    """A job that connects as the server exits (its idle timeout) is not lost: it runs where it started."""
+    import socket
+    import threading
+
+    (tmp_path / "job.py").write_text(JOB)
+    path = str(tmp_path / "socket")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def accept_and_close() -> None:
+        connection, _ = listener.accept()
+        connection.close()
+
+    closer = threading.Thread(target=accept_and_close)
+    closer.start()
+    result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, SOCKET_ENV: path, "X": "left", "CODE": "5"})
+    closer.join()
+    listener.close()
+    assert result.returncode == 5
+    assert result.stdout == f"ran in own process {tmp_path} left torch not imported\n"
