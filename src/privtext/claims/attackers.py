@@ -11,21 +11,23 @@ from __future__ import annotations
 import functools
 from typing import Sequence
 
-# privtext.attack.attackers.ATTACKERS, in its order (that module imports torch; a test holds the two equal)
-EVERY_ATTACKER = ("mlp", "sklearn_mlp", "linear")
 CLAIMS = "claims"
 
 
 @functools.cache  # asked once per attack job when a workflow is planned
 def attackers_read(dataset: str) -> tuple[str, ...]:
-    """The attackers some claim reads on ``dataset`` (the paper's own, a substitute or the synthetic one), in
-    :data:`EVERY_ATTACKER`'s order; every attacker where no claim applies."""
+    """The attackers some claim reads on ``dataset`` (the paper's own, a substitute or the synthetic one),
+    sorted; every attacker of the registry where no claim applies."""
     from privtext.claims import cape, dpnr, federate
     from privtext.claims.context import CAPE_ATTACKER, DPNR_ATTACKER, LEAKAGE_ATTACKER
 
     by_paper = {"DPNR": DPNR_ATTACKER, "CAPE": CAPE_ATTACKER, "FEDERATE": LEAKAGE_ATTACKER}
     read = {by_paper[claim.paper] for claim in (*dpnr.CLAIMS, *cape.CLAIMS, *federate.CLAIMS) if claim.kind(dataset)}
-    return tuple(a for a in EVERY_ATTACKER if a in read) or EVERY_ATTACKER
+    if read:
+        return tuple(sorted(read))
+    from privtext.attack.attackers import ATTACKERS  # imports torch: only for a dataset no claim is about
+
+    return tuple(ATTACKERS)
 
 
 def attackers_for(setting: Sequence[str] | str, dataset: str) -> list[str]:
