@@ -79,6 +79,12 @@ def test_without_a_server_a_job_runs_in_its_own_process(tmp_path):
         assert result.stdout == f"ran in own process {tmp_path} alone torch not imported\n"
 
 
+def test_a_slurm_job_runs_in_its_own_process_even_beside_a_server(tmp_path):
+    job = f"{sys.executable} {tmp_path / 'job.py'}"
+    result = _with_server(tmp_path, f"SLURM_JOB_ID=7 X=cluster {job}; echo \"status $?\"")
+    assert result.stdout.splitlines() == [f"ran in own process {tmp_path} cluster torch not imported", "status 0"]
+
+
 def test_a_job_killed_takes_its_worker_with_it(tmp_path):
     (tmp_path / "job.py").write_text(JOB)
     # The job's process is killed once its worker has started; the worker must not outlive it.

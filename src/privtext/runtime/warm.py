@@ -56,7 +56,8 @@ _report_to: socket.socket | None = None  # a worker's connection to its job proc
 def delegate() -> None:
     """Run this job in the warm server if there is one (and exit with its status); else return."""
     path = os.environ.get(SOCKET_ENV)
-    if not path or os.environ.get(WORKER_ENV):
+    # A SLURM job stays in its allocation (sbatch passes the environment on, the socket with it).
+    if not path or os.environ.get(WORKER_ENV) or os.environ.get("SLURM_JOB_ID"):
         return
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
