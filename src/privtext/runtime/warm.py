@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -172,6 +173,11 @@ def run_with_server(command: Sequence[str]) -> int:
         path = os.path.join(folder, "socket")
         server = subprocess.Popen([sys.executable, "-m", "privtext.runtime.warm", "--serve", path])
         try:
+            # The server binds before it imports anything heavy: wait for that (a tenth of a second), so that no
+            # early job finds no socket and runs alone; jobs that come during its imports wait in its queue.
+            deadline = time.monotonic() + 30
+            while not os.path.exists(path) and server.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
             process = subprocess.Popen(list(command), env={**os.environ, SOCKET_ENV: path})
             # Ctrl-C reaches the command (and the server) directly; this process only waits for it to end.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
