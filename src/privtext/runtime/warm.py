@@ -43,10 +43,10 @@ from typing import Sequence
 SOCKET_ENV = "PRIVTEXT_WARM_SOCKET"
 WORKER_ENV = "PRIVTEXT_WARM_WORKER"  # set in a worker: the script it runs must not delegate again
 IDLE_SECONDS = 600
-# What the frozen-feature jobs import (train, attack, MDL, fairness); imported once by the server.
+# What the delegating jobs import (train, attack, MDL; fairness jobs import little and run alone), once.
 PRELOAD = ("torch", "snakemake.script", "safetensors.torch", "privtext.jobs.train_job", "privtext.jobs.runs",
-           "privtext.methods", "privtext.attack.attackers", "privtext.measures.mdl", "privtext.measures.fairness",
-           "privtext.claims.attackers", "privtext.standins.allocator")
+           "privtext.methods", "privtext.attack.attackers", "privtext.measures.mdl", "privtext.claims.attackers",
+           "privtext.standins.allocator")
 _HEADER = struct.Struct("!I")
 _STARTED = b"S"  # a worker's first byte to its job process; its exit status follows
 _FAILED = 1
