@@ -36,7 +36,7 @@ FIELDS = {"rule": 0, "dataset": 1, "method": 2}
 def profile(roots: list[Path], by: list[str]) -> list[dict]:
     """One dict per group (the ``by`` fields of (rule, dataset, method)), largest total wall seconds first."""
     walls, cpus = defaultdict(list), defaultdict(float)
-    for key, row in benchmark_rows(roots):
+    for key, row, _, _ in benchmark_rows(roots):
         group = tuple(key[FIELDS[name]] for name in by)
         walls[group].append(float(row["s"]))
         cpus[group] += float(row.get("cpu_time") or 0.0)

@@ -10,14 +10,24 @@
    packs up to --points-per-job points that become ready together (those sharing one extraction), so it is
    the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
    extraction); local rules (downloads, tables, figures) are not submitted.
-3. CPU-hours: each planned job costs the mean `s` (wall seconds) x threads of the benchmark files
-   (`benchmark:` directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else
-   of the same rule and method, else of the rule; the basis of each figure is printed.
+3. CPU-hours: each planned job costs the mean `s` (wall seconds) of the benchmark files (`benchmark:`
+   directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same
+   rule and method, else of the rule; the basis of each figure is printed. A job that ran in a warm worker
+   (privtext.runtime.warm; its log's first line says so) costs --cold-start-seconds more: on a cluster each
+   job is a process of its own. A train job's training grows with the rows it trains on: where the measured
+   job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training seconds
+   (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained on
+   (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
+   split: meta.json, else TRAIN_ROWS). The training rule fixes the batch by the rows (at least 50 steps an
+   epoch), and a step on a larger batch costs at least what it did and at most in proportion to its batch, so
+   two figures bound it: scaled by optimiser steps (lower) and by rows (upper), with the same epochs. The
+   attackers train on at most ``attack.max_train`` rows at any size and are not scaled. The figure with every
+   job at its measured size is printed beside them.
 4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
    split sizes, else docs/data.md, "Dataset sizes") at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
    figure for BERT-base at 128 tokens in fp32 on one data-centre GPU).
-5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots: the CPU work divided over
-   the slots, but never less than the longest chain (largest dataset build + its extraction + one full
+5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots, for both bounds: the CPU
+   work divided over the slots, but never less than the longest chain (largest dataset build + its extraction + one full
    group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
 6. Disk of the run folders, with each point's three released representations kept and removed
    (keep_releases: false): per planned point, the mean file sizes of finished run folders (--runs) of the same
@@ -38,6 +48,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
+from typing import NamedTuple
 
 import yaml
 
@@ -77,8 +88,8 @@ def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES,
 
 
 def benchmark_rows(roots: list[Path]):
-    """(rule, dataset, method), row of every benchmark file under roots (results/benchmarks/...): a row holds
-    Snakemake's columns (``s`` wall seconds, ``cpu_time``, ``max_rss`` ...)."""
+    """(rule, dataset, method), row, root, file of every benchmark file under roots (results/benchmarks/...): a
+    row holds Snakemake's columns (``s`` wall seconds, ``cpu_time``, ``max_rss`` ...)."""
     for root in roots:
         for tsv in root.glob("**/*.tsv"):
             parts = tsv.relative_to(root).parts
@@ -92,25 +103,98 @@ def benchmark_rows(roots: list[Path]):
                 continue
             with open(tsv) as handle:
                 for row in csv.DictReader(handle, delimiter="\t"):
-                    yield key, row
+                    yield key, row, root, tsv
 
 
-def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[float]]:
-    """(rule, dataset, method) -> wall seconds of every benchmark file under roots (results/benchmarks/...)."""
-    seconds = defaultdict(list)
-    for key, row in benchmark_rows(roots):
-        seconds[key].append(float(row["s"]))
-    return seconds
+class Sample(NamedTuple):
+    """One measured job: its wall seconds; for a train job whose run folder holds its metrics.json, the
+    seconds that grow with the training rows, the rows it trained on and its batch rule (the method's batch and
+    the fewest optimiser steps an epoch takes); whether it ran in a warm worker."""
+
+    wall: float
+    training: float = 0.0
+    rows: int | None = None
+    batch: int | None = None
+    min_steps: int = 1
+    warm: bool = False
+
+    def steps_per_epoch(self, rows: int) -> int:
+        """Optimiser steps an epoch takes on ``rows`` (the training rule: TrainingSettings.batch_size_for)."""
+        return math.ceil(rows / max(1, min(self.batch, math.ceil(rows / self.min_steps))))
+
+    def at(self, rows: int | None, cold_start: float = 0.0, scale: str = "rows") -> float:
+        """Wall seconds of the same job training on ``rows`` (None or unmeasured: as measured), in a process of
+        its own (a job measured in a warm worker pays ``cold_start`` more). The training part grows with the
+        rows (``scale="rows"``: an optimiser step costs in proportion to its batch) or with the optimiser steps
+        (``"steps"``: a step costs what it did). A step costs at least what it did on a smaller batch and at
+        most in proportion to the batch, so the two bound the cost of a larger run with the same epochs."""
+        wall = self.wall + (cold_start if self.warm else 0.0)
+        if rows is None or not self.rows:
+            return wall
+        if scale == "steps" and self.batch:
+            ratio = self.steps_per_epoch(rows) / self.steps_per_epoch(self.rows)
+        else:
+            ratio = rows / self.rows
+        return wall + self.training * (ratio - 1)
 
 
-def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Counter) -> float:
+SCALES = ("steps", "rows")
+# What privtext.runtime.warm's workers do not pay: a bare `python -c "import torch"` (1.5 s, /usr/bin/time,
+# 2026-11-28, AMD EPYC with AVX-512). On a cluster every job is a process of its own.
+COLD_START = 1.5
+
+
+def ran_warm(log: Path) -> bool:
+    """Whether the job that wrote ``log`` ran in a warm worker (its logging says so first thing)."""
+    from privtext.runtime.logs import WARM_WORKER_MESSAGE  # stdlib only
+
+    if not log.is_file():
+        return False
+    with open(log, errors="replace") as handle:
+        return WARM_WORKER_MESSAGE in handle.readline()
+
+
+def training_part(metrics: Path) -> dict | None:
+    """What a finished run folder's metrics.json says of its training (None without one): ``training``, its
+    ``seconds`` (data, fit, releases) less the per-epoch dev passes (dev is never capped); ``rows`` trained on;
+    the method's ``batch`` and ``min_steps`` (the training rule's fewest steps an epoch; absent for a method
+    without minibatches)."""
+    if not metrics.is_file():
+        return None
+    record = json.loads(metrics.read_text())
+    dev = sum(epoch.get("dev_seconds", 0.0) for epoch in record.get("history", {}).get("epochs", []))
+    hyperparameters = record.get("hyperparameters", {})
+    part = {"training": max(0.0, float(record["seconds"]) - dev), "rows": int(record["n_train"])}
+    if hyperparameters.get("batch_size"):
+        part.update(batch=int(hyperparameters["batch_size"]), min_steps=int(hyperparameters.get("min_steps_per_epoch", 1)))
+    return part
+
+
+def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[Sample]]:
+    """(rule, dataset, method) -> every benchmark file's measured job under roots (results/benchmarks/...);
+    a train job's training part from results/runs beside it (:func:`training_part`)."""
+    samples = defaultdict(list)
+    for key, row, root, tsv in benchmark_rows(roots):
+        # <results>/benchmarks/runs/<point>/train.tsv: the job of <results>/runs/<point>/metrics.json, logged to
+        # <results>/logs/results/runs/<point>/train.log (a run folder's logs are under logs/ by its full path)
+        found = training_part(root.parent / tsv.parent.relative_to(root) / "metrics.json") if key[0] == "train" else None
+        warm = ran_warm(root.parent / "logs" / "results" / tsv.relative_to(root).with_suffix(".log"))
+        samples[key].append(Sample(float(row["s"]), **(found or {}), warm=warm))
+    return samples
+
+
+def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Counter,
+                rows: int | None = None, cold_start: float = 0.0, scale: str = "rows") -> float:
+    """Mean seconds of the measured jobs closest to (rule, dataset, method), each at ``rows`` training rows
+    (scaled by ``scale``) and in a process of its own (:meth:`Sample.at`); ``basis`` counts where the figure
+    came from."""
     for level, match in (("same rule, dataset, method", lambda k: k == (rule, dataset, method)),
                          ("same rule and method", lambda k: k[0] == rule and k[2] == method),
                          ("same rule", lambda k: k[0] == rule)):
         samples = [s for key, values in measured.items() if match(key) for s in values]
         if samples:
             basis[(rule, level)] += 1
-            return mean(samples)
+            return mean(s.at(rows, cold_start, scale) for s in samples)
     basis[(rule, "no benchmark: 0 s")] += 1
     return 0.0
 
@@ -139,6 +223,11 @@ RELEASE_FILES = tuple(f"released_{split}.npy" for split in ("train", "dev", "tes
 # sizes"); a text dataset's input is the default encoder's (MiniLM's) 384 dimensions.
 DOC_ROWS = {**DOC_SIZES, "adult": 45_222, "celeba": 202_599}
 DOC_FEATURES = {"adult": 97, "celeba": 38}
+# Training rows of the whole training split when no meta.json is at hand: docs/data.md, "Dataset sizes" for the
+# offline datasets and the papers' sizes for Trustpilot; Twitter's seeded sample (`twitter.train_size`); Bias in
+# Bios about 65% of its 393,423 biographies (De-Arteaga et al.'s split, FEDERATE's appendix D.2).
+TRAIN_ROWS = {"ag_dpnr": 11_657, "ag": 217, "blog": 5_257, "adult": 27_133, "celeba": 121_559, "demo": 1_200,
+              "tp_us": 22_142, "tp_uk": 28_000, "twitter": 100_000, "bios": 255_725}
 TEXT_ENCODER_DIM = 384
 
 
@@ -171,6 +260,16 @@ def released_dim(data_dirs: list[Path], dataset: str, method: str) -> int:
     if meta and "n_features" in meta:
         return int(meta["n_features"])
     return DOC_FEATURES.get(dataset, TEXT_ENCODER_DIM)
+
+
+def training_rows(data_dirs: list[Path], dataset: str, max_train: int | None) -> int | None:
+    """Rows a planned point of ``dataset`` trains on: its training split (meta.json, else :data:`TRAIN_ROWS`)
+    capped at ``max_train`` (None: uncapped); None when the split's size is unknown."""
+    meta = _dataset_meta(tuple(data_dirs), dataset)
+    rows = meta["splits"]["train"] if meta else TRAIN_ROWS.get(dataset)
+    if rows is None:
+        return None
+    return rows if max_train is None else min(rows, max_train)
 
 
 def dataset_rows(data_dirs: list[Path], dataset: str) -> int | None:
@@ -222,6 +321,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
     parser.add_argument("--runs", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "runs"],
                         help="results/runs folders of finished runs (their files' sizes: the disk footprint)")
+    parser.add_argument("--cold-start-seconds", type=float, default=COLD_START,
+                        help="added to each measured job that ran in a warm worker (privtext.runtime.warm)")
     parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
                         help="config settings for the plan, e.g. 'train={max_train: null}' (dots nest keys)")
@@ -239,21 +340,42 @@ def main() -> None:
         workdir = Path(scratch)
         jobs = planned_jobs(workdir, args.studies, settings)
         measured = benchmark_seconds([b for b in args.benchmarks if b.is_dir()])
+        data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
+        # the plan's training cap: --set's, else config.yaml's
+        max_train = settings.get("train", {}).get(
+            "max_train", yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())["train"]["max_train"])
         per_rule = Counter(rule for rule, _, _ in jobs)
         # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
         local = [rule for rule, _, _ in jobs if rule not in (*GROUPED, *REMOTE_ALONE, "all")]
         points_per_extraction = Counter()
-        basis, seconds_by_rule = Counter(), Counter()
+        # seconds per rule with the training scaled by steps (lower) and by rows (upper), and as measured
+        basis, cost = Counter(), {kind: Counter() for kind in (*SCALES, "measured")}
+        costs: dict[tuple, tuple[dict[str, float], Counter]] = {}  # 60,000 jobs over a few hundred kinds
+        planned_rows: dict[str, int | None] = {}
         for rule, is_local, wildcards in jobs:
+            if rule == "all":
+                continue
             dataset, method = wildcards.get("dataset", ""), wildcards.get("method", "")
-            seconds_by_rule[rule] += job_seconds(rule, dataset, method, measured, basis) if rule != "all" else 0.0
+            rows = None
+            if rule == "train":
+                rows = planned_rows.setdefault(dataset, training_rows(data_dirs, dataset, max_train))
+            kind = (rule, dataset, method, rows)
+            if kind not in costs:
+                found = Counter()
+                seconds = {scale: job_seconds(rule, dataset, method, measured, Counter(), rows,
+                                              args.cold_start_seconds, scale) for scale in SCALES}
+                seconds["measured"] = job_seconds(rule, dataset, method, measured, found, None, args.cold_start_seconds)
+                costs[kind] = seconds, found
+            seconds, found = costs[kind]
+            for name, value in seconds.items():
+                cost[name][rule] += value
+            basis.update(found)
             if rule == "train":
                 mu = re.match(r"mu~([^/]+)", wildcards["params"]).group(1)
                 seed = 0 if float(mu) == 0 else wildcards["seed"]
                 points_per_extraction[(dataset, wildcards["encoder"], mu, seed)] += 1
         group_jobs = sum(math.ceil(n / args.points_per_job) for n in points_per_extraction.values())
         alone = sum(per_rule[r] for r in REMOTE_ALONE)
-        data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
         texts = sum(dataset_rows(data_dirs, wildcards["dataset"]) or 0 for rule, _, wildcards in jobs
                     if rule == "embed" and wildcards.get("encoder") != "features")
         disk_basis = Counter()
@@ -262,11 +384,12 @@ def main() -> None:
             run_folder_bytes([r for r in args.runs if r.is_dir()]), data_dirs, disk_basis)
 
     points = per_rule["train"]
-    remote_cpu = sum(seconds_by_rule[r] for r in (*GROUPED, *REMOTE_ALONE))
-    per_point = sum(seconds_by_rule[r] for r in GROUPED) / max(points, 1)
-    longest_setup = max((mean(v) for k, v in measured.items() if k[0] == "build_dataset"), default=0.0) + max(
-        (mean(v) for k, v in measured.items() if k[0] == "embed"), default=0.0)
-    chain = longest_setup + args.points_per_job * per_point
+    remote = {name: sum(by_rule[r] for r in (*GROUPED, *REMOTE_ALONE)) for name, by_rule in cost.items()}
+    per_point = {name: sum(by_rule[r] for r in GROUPED) / max(points, 1) for name, by_rule in cost.items()}
+    longest = {rule: max((mean(s.wall for s in v) for k, v in measured.items() if k[0] == rule), default=0.0)
+               for rule in ("build_dataset", "embed")}
+    longest_setup = longest["build_dataset"] + longest["embed"]
+    chain = {name: longest_setup + args.points_per_job * per_point[name] for name in SCALES}
 
     print(f"studies: {', '.join(args.studies)}; every available dataset; no grid_shrink"
           + (f"; {' '.join(args.set)}" if args.set else ""))
@@ -277,18 +400,33 @@ def main() -> None:
     print(f"  local (submitting host)        {len(local):>10,}")
     print(f"sbatch submissions               {group_jobs + alone:>10,}  ({group_jobs:,} group jobs of <= {args.points_per_job} points"
           f" over {len(points_per_extraction)} extractions + {alone} data/extraction jobs)")
-    print(f"CPU-hours (remote jobs)          {hours(remote_cpu):>10}  ({per_point:.1f} s per grid point)")
+    cap = max_train if max_train is not None else "null"
+    print(f"CPU-hours (remote jobs)          {hours(remote['steps']):>10} to {hours(remote['rows'])}  "
+          f"({per_point['steps']:.1f} to {per_point['rows']:.1f} s per grid point; training at train.max_train {cap}, "
+          "scaled from the measured jobs by optimiser steps to by rows)")
+    print(f"  every job at its measured size {hours(remote['measured']):>10}  (train jobs {hours(cost['measured']['train'])}"
+          f" measured; {hours(cost['steps']['train'])} to {hours(cost['rows']['train'])} scaled)")
     print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
           f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
     print(f"disk, run folders, releases kept {gigabytes(disk_kept):>10}  ({disk_kept / max(points, 1) / 1e6:,.1f} MB per grid point)")
     print(f"  releases removed               {gigabytes(disk_without):>10}  (keep_releases: false; data and features not counted)")
     for nodes in (1, 10, 100):
-        wall = max(remote_cpu / (nodes * args.cores_per_node), chain)
-        print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(wall):>10}")
+        low, high = (max(remote[name] / (nodes * args.cores_per_node), chain[name]) for name in SCALES)
+        print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(low):>10} to {hours(high)}")
     print("basis of the per-job seconds (jobs: where the figure came from):")
     for (rule, level), n in sorted(basis.items()):
         if rule != "all":
             print(f"  {rule:<42} {n:>7,}  {level}")
+    warm = Counter(key[0] for key, values in measured.items() for s in values if s.warm)
+    if warm:
+        print(f"measured jobs that ran in a warm worker, costed {args.cold_start_seconds:g} s more each (a cluster job "
+              "starts its own process): " + ", ".join(f"{rule} {n:,}" for rule, n in warm.most_common()))
+    print("training rows per planned train job (the measured train jobs' rows, where their metrics.json was found):")
+    for dataset, rows in sorted(planned_rows.items()):
+        seen = sorted({s.rows for (rule, d, _), values in measured.items() if rule == "train" and d == dataset
+                       for s in values if s.rows})
+        print(f"  {dataset:<42} {f'{rows:,}' if rows else 'unknown: as measured':>10}  "
+              f"(measured: {', '.join(f'{n:,}' for n in seen) if seen else 'none on this dataset'})")
     print("basis of the disk footprint (grid points: where the figure came from):")
     for (part, level), n in sorted(disk_basis.items()):
         print(f"  {part:<42} {n:>7,}  {level}")

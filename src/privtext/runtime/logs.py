@@ -10,6 +10,10 @@ from typing import NoReturn
 
 from privtext.runtime.warm import WORKER_ENV, report_exit
 
+# The first line of a job's log when it runs in a warm worker (benchmarks/paper_scale.py reads it: such a job's
+# benchmark lacks the start-up a process of its own pays).
+WARM_WORKER_MESSAGE = "running in a warm worker (privtext.runtime.warm)"
+
 
 def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
@@ -22,7 +26,7 @@ def setup_logging(log_path: str | Path | None = None, level: int = logging.INFO)
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught
     if os.environ.get(WORKER_ENV):
-        logging.getLogger("privtext").info("running in a warm worker (privtext.runtime.warm), pid %d", os.getpid())
+        logging.getLogger("privtext").info("%s, pid %d", WARM_WORKER_MESSAGE, os.getpid())
 
 
 def _log_uncaught(kind, error, traceback) -> None:

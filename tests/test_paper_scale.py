@@ -1,0 +1,103 @@
+"""benchmarks/paper_scale.py's CPU-hours: a train job measured on a capped sample costs, at the plan's size, its
+training seconds scaled by the rows it will train on; a job measured in a warm worker costs the start-up a
+process of its own pays; everything else as measured."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_ROOT
+from privtext.runtime.logs import setup_logging
+from privtext.runtime.warm import WORKER_ENV
+
+SCRIPT = PROJECT_ROOT / "benchmarks" / "paper_scale.py"
+spec = importlib.util.spec_from_file_location("paper_scale_cpu_benchmark", SCRIPT)
+paper_scale = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(paper_scale)
+
+POINT = "adult/features/federate/mu~0/epsilon~8/lambda~0.5/seed~10"
+
+
+def _benchmark(results: Path, point: str, rule: str, seconds: float) -> None:
+    tsv = results / "benchmarks/runs" / point / f"{rule}.tsv"
+    tsv.parent.mkdir(parents=True, exist_ok=True)
+    tsv.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:{seconds:g}\t100\t{seconds}\n")
+
+
+def _metrics(results: Path, point: str, seconds: float, n_train: int, dev_seconds: list[float]) -> None:
+    metrics = results / "runs" / point / "metrics.json"
+    metrics.parent.mkdir(parents=True, exist_ok=True)
+    epochs = [{"epoch": i, "train_seconds": 1.0, "dev_seconds": d} for i, d in enumerate(dev_seconds)]
+    # FEDERATE's batch of 2,000 under the training rule's 50 steps an epoch: 20 rows a batch on 1,000 rows
+    hyperparameters = {"batch_size": 2000, "min_steps_per_epoch": 50}
+    metrics.write_text(json.dumps({"seconds": seconds, "n_train": n_train, "hyperparameters": hyperparameters,
+                                   "history": {"epochs": epochs}}))
+
+
+def test_a_train_job_scales_its_training_by_the_planned_rows_and_nothing_else(tmp_path):
+    results = tmp_path / "results"
+    # measured at 1,000 rows: a 10 s job, of which 7 s in the library, 1 s of it dev passes: 6 s grow with rows
+    _benchmark(results, POINT, "train", 10.0)
+    _metrics(results, POINT, 7.0, 1_000, [0.25, 0.25, 0.5])
+    _benchmark(results, POINT, "attack", 2.0)  # attackers are capped at attack.max_train: never scaled
+    other = "adult/features/noise/mu~0/epsilon~8/seed~10"
+    _benchmark(results, other, "train", 4.0)  # no run folder: no training part known, costed as measured
+
+    measured = paper_scale.benchmark_seconds([results / "benchmarks"])
+    assert measured[("train", "adult", "federate")] == [paper_scale.Sample(10.0, 6.0, 1_000, 2000, 50)]
+    assert measured[("attack", "adult", "federate")] == [paper_scale.Sample(2.0)]
+    assert measured[("train", "adult", "noise")] == [paper_scale.Sample(4.0)]
+
+    basis = Counter()
+    seconds = functools.partial(paper_scale.job_seconds, measured=measured, basis=basis)
+    # by rows: 3 times the rows, 3 times the training
+    assert seconds("train", "adult", "federate", rows=3_000) == pytest.approx(10 + 6 * 2)
+    # by steps: 3,000 rows still take 50 steps an epoch (batches of 60): the training as measured; 200,000 rows
+    # take batches of 2,000, 100 steps an epoch: twice the training
+    assert seconds("train", "adult", "federate", rows=3_000, scale="steps") == pytest.approx(10.0)
+    assert seconds("train", "adult", "federate", rows=200_000, scale="steps") == pytest.approx(10 + 6)
+    assert seconds("train", "adult", "federate", rows=200_000) == pytest.approx(10 + 6 * 199)
+    assert seconds("train", "adult", "federate", rows=1_000) == pytest.approx(10.0)
+    assert seconds("train", "adult", "federate", rows=None) == pytest.approx(10.0)
+    assert seconds("train", "adult", "noise", rows=3_000) == pytest.approx(4.0)
+    assert seconds("attack", "adult", "federate", rows=3_000) == pytest.approx(2.0)
+    # another dataset's job of the same method: the measured job's training per row at this dataset's rows
+    assert seconds("train", "bios", "federate", rows=500) == pytest.approx(10 - 3)
+    assert basis == Counter({("train", "same rule, dataset, method"): 7, ("train", "same rule and method"): 1,
+                             ("attack", "same rule, dataset, method"): 1})
+
+
+def test_the_planned_rows_are_the_training_split_under_the_cap(tmp_path):
+    data = tmp_path / "data"
+    (data / "adult").mkdir(parents=True)
+    (data / "adult/meta.json").write_text(json.dumps({"splits": {"train": 27_133, "dev": 9_044, "test": 9_045}}))
+    assert paper_scale.training_rows([data], "adult", None) == 27_133
+    assert paper_scale.training_rows([data], "adult", 10_000) == 10_000
+    assert paper_scale.training_rows([data], "adult", 50_000) == 27_133
+    assert paper_scale.training_rows([data], "bios", None) == paper_scale.TRAIN_ROWS["bios"]  # no meta.json
+    assert paper_scale.training_rows([data], "unknown", None) is None
+
+
+def test_a_job_measured_in_a_warm_worker_pays_the_start_up_of_a_process_of_its_own(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    _benchmark(results, POINT, "train", 10.0)
+    _metrics(results, POINT, 7.0, 1_000, [1.0])
+    _benchmark(results, POINT, "mdl", 1.0)
+    # the job's own logging writes the log, as a worker's would (results/logs/<run folder>/<rule>.log)
+    monkeypatch.setenv(WORKER_ENV, "1")
+    setup_logging(results / "logs/results/runs" / POINT / "train.log")
+    monkeypatch.delenv(WORKER_ENV)
+    setup_logging(results / "logs/results/runs" / POINT / "mdl.log")
+
+    measured = paper_scale.benchmark_seconds([results / "benchmarks"])
+    assert measured[("train", "adult", "federate")] == [paper_scale.Sample(10.0, 6.0, 1_000, 2000, 50, warm=True)]
+    assert measured[("mdl", "adult", "federate")] == [paper_scale.Sample(1.0, warm=False)]
+    basis = Counter()
+    assert paper_scale.job_seconds("train", "adult", "federate", measured, basis, 2_000, 1.5) == pytest.approx(17.5)
+    assert paper_scale.job_seconds("mdl", "adult", "federate", measured, basis, None, 1.5) == pytest.approx(1.0)
