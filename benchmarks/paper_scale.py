@@ -18,7 +18,8 @@
    job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training seconds
    (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained on
    (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
-   split: meta.json, else TRAIN_ROWS). The training rule fixes the batch by the rows (at least 50 steps an
+   split: meta.json, else TRAIN_ROWS); where some of those jobs were measured at the planned rows (pass the
+   benchmarks of a full-size run too), only those count. The training rule fixes the batch by the rows (at least 50 steps an
    epoch), and a step on a larger batch costs at least what it did and at most in proportion to its batch, so
    two figures bound it: scaled by optimiser steps (lower) and by rows (upper), with the same epochs. The
    attackers train on at most ``attack.max_train`` rows at any size and are not scaled. The figure with every
@@ -192,6 +193,11 @@ def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Cou
                          ("same rule and method", lambda k: k[0] == rule and k[2] == method),
                          ("same rule", lambda k: k[0] == rule)):
         samples = [s for key, values in measured.items() if match(key) for s in values]
+        # jobs measured at the planned size, where there are any, rather than extrapolated
+        at_size = [s for s in samples if rows is not None and s.rows == rows]
+        if at_size:
+            basis[(rule, f"{level}, at the planned rows")] += 1
+            return mean(s.at(rows, cold_start, scale) for s in at_size)
         if samples:
             basis[(rule, level)] += 1
             return mean(s.at(rows, cold_start, scale) for s in samples)

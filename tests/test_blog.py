@@ -17,7 +17,8 @@ from conftest import run_snakemake
 from privtext.data.blog import (
     balance_cells, build, cell_sizes, min_topic_examples, parse_file_name, post_lines, topic_distributions,
 )
-from privtext.data.common import Quarantine, manifest_sha256, read_meta, write_dataset
+from privtext.data import read_meta
+from privtext.data.common import Quarantine, manifest_sha256, write_dataset
 
 SEED = 10
 OPTIONS = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import statistics
 import json
 from collections import Counter
 from pathlib import Path
@@ -69,8 +70,21 @@ def test_a_train_job_scales_its_training_by_the_planned_rows_and_nothing_else(tm
     assert seconds("attack", "adult", "federate", rows=3_000) == pytest.approx(2.0)
     # another dataset's job of the same method: the measured job's training per row at this dataset's rows
     assert seconds("train", "bios", "federate", rows=500) == pytest.approx(10 - 3)
-    assert basis == Counter({("train", "same rule, dataset, method"): 7, ("train", "same rule and method"): 1,
+    assert basis == Counter({("train", "same rule, dataset, method"): 6, ("train", "same rule and method"): 1,
+                             ("train", "same rule, dataset, method, at the planned rows"): 1,  # 1,000 rows
                              ("attack", "same rule, dataset, method"): 1})
+
+    # a job measured at the planned size, where there is one, rather than the extrapolation
+    full = tmp_path / "full"
+    _benchmark(full, POINT, "train", 30.0)
+    _metrics(full, POINT, 27.0, 3_000, [1.0])
+    both = paper_scale.benchmark_seconds([results / "benchmarks", full / "benchmarks"])
+    basis.clear()
+    assert paper_scale.job_seconds("train", "adult", "federate", both, basis, rows=3_000) == pytest.approx(30.0)
+    assert paper_scale.job_seconds("train", "adult", "federate", both, basis, rows=2_000) == pytest.approx(
+        statistics.mean([10 + 6 * 1, 30 - 26 / 3]))  # neither at 2,000 rows: both scaled by rows
+    assert basis == Counter({("train", "same rule, dataset, method, at the planned rows"): 1,
+                             ("train", "same rule, dataset, method"): 1})
 
 
 def test_the_planned_rows_are_the_training_split_under_the_cap(tmp_path):

@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # the builders' module imports pandas and scikit-learn: not while the Snakefile parses
+    from privtext.data.common import BuiltDataset
 
 BUILDERS: dict[str, str] = {
     "demo": "privtext.data.demo:build",

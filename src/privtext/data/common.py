@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from privtext.data import SPLITS, read_meta
+from privtext.data import SPLITS
 from privtext.runtime.provenance import sha256_bytes, sha256_file
 
 ATTRIBUTE_KINDS = ("demographic", "entity")

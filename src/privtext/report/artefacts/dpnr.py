@@ -117,7 +117,7 @@ def privacy_kind(inputs: ArtefactInputs, dataset: str) -> str:
 def table4(inputs: ArtefactInputs) -> TableArtefact:
     """Per dataset rows MAJORITY, NON-PRIV, ADV, DPNR (ε = 0.05); main accuracy and empirical privacy (%)
     and, for ADV and DPNR, their differences to NON-PRIV (paired by seed), as DPNR prints them."""
-    measures, published = inputs.measures, inputs.published
+    published = inputs.published
     columns = ["Main acc.", "Emp. privacy", "Δ main acc.", "Δ emp. privacy"]
     records = []
     for dataset in inputs.datasets():
