@@ -13,8 +13,8 @@
 3. CPU-hours: each planned job costs the mean `s` (wall seconds) of the benchmark files (`benchmark:`
    directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same
    rule and method, else of the rule; the basis of each figure is printed. A job that ran in a warm worker
-   (privtext.runtime.warm; its log's first line says so) costs --cold-start-seconds more: on a cluster each
-   job is a process of its own. A train job's training grows with the rows it trains on: where the measured
+   (privtext.runtime.warm; its log's first line says so) costs COLD_START more for its rule, measured (on a
+   cluster each job is a process of its own; --as-measured leaves it out). A train job's training grows with the rows it trains on: where the measured
    job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training seconds
    (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained on
    (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
@@ -140,9 +140,12 @@ class Sample(NamedTuple):
 
 
 SCALES = ("steps", "rows")
-# What privtext.runtime.warm's workers do not pay: a bare `python -c "import torch"` (1.5 s, /usr/bin/time,
-# 2026-11-28, AMD EPYC with AVX-512). On a cluster every job is a process of its own.
-COLD_START = 1.5
+# What a job pays in a process of its own and not in a warm worker (privtext.runtime.warm), per rule: the mean
+# job-seconds of one `make claims` (2,191 jobs) run cold at 563f8f0 less the same jobs warm at e39b304 (AMD EPYC
+# with AVX-512, 2026-11-28): attack 0.68 s, MDL 1.10 s; train 2.74 s less the 1.2 s a job of claim imports
+# that f38ba57 removed in between, which a bare `python -c "import torch"` (1.5 s, /usr/bin/time) agrees with.
+# On a cluster every job is a process of its own.
+COLD_START = {"train": 1.5, "mdl": 1.1, "attack": 0.7}
 
 
 def ran_warm(log: Path) -> bool:
@@ -327,8 +330,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a results/data folder with every dataset's meta.json (text counts)")
     parser.add_argument("--runs", type=Path, nargs="+", default=[PROJECT_ROOT / "results" / "runs"],
                         help="results/runs folders of finished runs (their files' sizes: the disk footprint)")
-    parser.add_argument("--cold-start-seconds", type=float, default=COLD_START,
-                        help="added to each measured job that ran in a warm worker (privtext.runtime.warm)")
+    parser.add_argument("--as-measured", action="store_true",
+                        help="jobs that ran in a warm worker cost what they measured (default: plus COLD_START)")
     parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
                         help="config settings for the plan, e.g. 'train={max_train: null}' (dots nest keys)")
@@ -368,9 +371,10 @@ def main() -> None:
             kind = (rule, dataset, method, rows)
             if kind not in costs:
                 found = Counter()
-                seconds = {scale: job_seconds(rule, dataset, method, measured, Counter(), rows,
-                                              args.cold_start_seconds, scale) for scale in SCALES}
-                seconds["measured"] = job_seconds(rule, dataset, method, measured, found, None, args.cold_start_seconds)
+                cold = 0.0 if args.as_measured else COLD_START.get(rule, 0.0)
+                seconds = {scale: job_seconds(rule, dataset, method, measured, Counter(), rows, cold, scale)
+                           for scale in SCALES}
+                seconds["measured"] = job_seconds(rule, dataset, method, measured, found, None, cold)
                 costs[kind] = seconds, found
             seconds, found = costs[kind]
             for name, value in seconds.items():
@@ -425,8 +429,10 @@ def main() -> None:
             print(f"  {rule:<42} {n:>7,}  {level}")
     warm = Counter(key[0] for key, values in measured.items() for s in values if s.warm)
     if warm:
-        print(f"measured jobs that ran in a warm worker, costed {args.cold_start_seconds:g} s more each (a cluster job "
-              "starts its own process): " + ", ".join(f"{rule} {n:,}" for rule, n in warm.most_common()))
+        print("measured jobs that ran in a warm worker" + (", costed as measured" if args.as_measured else
+              ", costed the start-up of a process of their own more (a cluster job starts one)") + ": "
+              + ", ".join(f"{rule} {n:,}" + ("" if args.as_measured else f" (+{COLD_START.get(rule, 0.0):g} s)")
+                          for rule, n in warm.most_common()))
     print("training rows per planned train job (the measured train jobs' rows, where their metrics.json was found):")
     for dataset, rows in sorted(planned_rows.items()):
         seen = sorted({s.rows for (rule, d, _), values in measured.items() if rule == "train" and d == dataset
