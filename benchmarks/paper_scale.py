@@ -21,7 +21,8 @@
    split: meta.json, else TRAIN_ROWS); where some of those jobs were measured at the planned rows (pass the
    benchmarks of a full-size run too), only those count. The training rule fixes the batch by the rows (at least 50 steps an
    epoch), and a step on a larger batch costs at least what it did and at most in proportion to its batch, so
-   two figures bound it: scaled by optimiser steps (lower) and by rows (upper), with the same epochs. The
+   with the same epochs the cost lies between the training scaled by optimiser steps and by rows (which is
+   the lower depends on whether the plan trains on more rows or fewer); both bounds are printed. The
    attackers train on at most ``attack.max_train`` rows at any size and are not scaled. The figure with every
    job at its measured size is printed beside them.
 4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
@@ -123,23 +124,22 @@ class Sample(NamedTuple):
         """Optimiser steps an epoch takes on ``rows`` (the training rule: TrainingSettings.batch_size_for)."""
         return math.ceil(rows / max(1, min(self.batch, math.ceil(rows / self.min_steps))))
 
-    def at(self, rows: int | None, cold_start: float = 0.0, scale: str = "rows") -> float:
+    def at(self, rows: int | None, cold_start: float = 0.0, bound: str = "high") -> float:
         """Wall seconds of the same job training on ``rows`` (None or unmeasured: as measured), in a process of
         its own (a job measured in a warm worker pays ``cold_start`` more). The training part grows with the
-        rows (``scale="rows"``: an optimiser step costs in proportion to its batch) or with the optimiser steps
-        (``"steps"``: a step costs what it did). A step costs at least what it did on a smaller batch and at
-        most in proportion to the batch, so the two bound the cost of a larger run with the same epochs."""
+        optimiser steps (a step costs what it did) or with the rows (a step costs in proportion to its batch).
+        A step costs at least what it did on a smaller batch and at most in proportion to the batch, so with the
+        same epochs the two bound the cost at other rows: ``bound`` "low" is the smaller, "high" the larger."""
         wall = self.wall + (cold_start if self.warm else 0.0)
         if rows is None or not self.rows:
             return wall
-        if scale == "steps" and self.batch:
-            ratio = self.steps_per_epoch(rows) / self.steps_per_epoch(self.rows)
-        else:
-            ratio = rows / self.rows
-        return wall + self.training * (ratio - 1)
+        ratios = [rows / self.rows]
+        if self.batch:
+            ratios.append(self.steps_per_epoch(rows) / self.steps_per_epoch(self.rows))
+        return wall + self.training * ((min if bound == "low" else max)(ratios) - 1)
 
 
-SCALES = ("steps", "rows")
+BOUNDS = ("low", "high")
 # What a job pays in a process of its own and not in a warm worker (privtext.runtime.warm), per rule: the mean
 # job-seconds of one `make claims` (2,191 jobs) run cold at 563f8f0 less the same jobs warm at e39b304 (AMD EPYC
 # with AVX-512, 2026-11-28): attack 0.68 s, MDL 1.10 s; train 2.74 s less the 1.2 s a job of claim imports
@@ -188,10 +188,10 @@ def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[Sample]]:
 
 
 def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Counter,
-                rows: int | None = None, cold_start: float = 0.0, scale: str = "rows") -> float:
+                rows: int | None = None, cold_start: float = 0.0, bound: str = "high") -> float:
     """Mean seconds of the measured jobs closest to (rule, dataset, method), each at ``rows`` training rows
-    (scaled by ``scale``) and in a process of its own (:meth:`Sample.at`); ``basis`` counts where the figure
-    came from."""
+    (its ``bound``) and in a process of its own (:meth:`Sample.at`); ``basis`` counts where the figure came
+    from."""
     for level, match in (("same rule, dataset, method", lambda k: k == (rule, dataset, method)),
                          ("same rule and method", lambda k: k[0] == rule and k[2] == method),
                          ("same rule", lambda k: k[0] == rule)):
@@ -200,10 +200,10 @@ def job_seconds(rule: str, dataset: str, method: str, measured: dict, basis: Cou
         at_size = [s for s in samples if rows is not None and s.rows == rows]
         if at_size:
             basis[(rule, f"{level}, at the planned rows")] += 1
-            return mean(s.at(rows, cold_start, scale) for s in at_size)
+            return mean(s.at(rows, cold_start, bound) for s in at_size)
         if samples:
             basis[(rule, level)] += 1
-            return mean(s.at(rows, cold_start, scale) for s in samples)
+            return mean(s.at(rows, cold_start, bound) for s in samples)
     basis[(rule, "no benchmark: 0 s")] += 1
     return 0.0
 
@@ -357,8 +357,8 @@ def main() -> None:
         # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
         local = [rule for rule, _, _ in jobs if rule not in (*GROUPED, *REMOTE_ALONE, "all")]
         points_per_extraction = Counter()
-        # seconds per rule with the training scaled by steps (lower) and by rows (upper), and as measured
-        basis, cost = Counter(), {kind: Counter() for kind in (*SCALES, "measured")}
+        # seconds per rule with the training at the planned rows (both bounds), and as measured
+        basis, cost = Counter(), {kind: Counter() for kind in (*BOUNDS, "measured")}
         costs: dict[tuple, tuple[dict[str, float], Counter]] = {}  # 60,000 jobs over a few hundred kinds
         planned_rows: dict[str, int | None] = {}
         for rule, is_local, wildcards in jobs:
@@ -372,9 +372,9 @@ def main() -> None:
             if kind not in costs:
                 found = Counter()
                 cold = 0.0 if args.as_measured else COLD_START.get(rule, 0.0)
-                seconds = {scale: job_seconds(rule, dataset, method, measured, Counter(), rows, cold, scale)
-                           for scale in SCALES}
-                seconds["measured"] = job_seconds(rule, dataset, method, measured, found, None, cold)
+                seconds = {bound: job_seconds(rule, dataset, method, measured, found if bound == "low" else Counter(),
+                                              rows, cold, bound) for bound in BOUNDS}
+                seconds["measured"] = job_seconds(rule, dataset, method, measured, Counter(), None, cold)
                 costs[kind] = seconds, found
             seconds, found = costs[kind]
             for name, value in seconds.items():
@@ -399,7 +399,7 @@ def main() -> None:
     longest = {rule: max((mean(s.wall for s in v) for k, v in measured.items() if k[0] == rule), default=0.0)
                for rule in ("build_dataset", "embed")}
     longest_setup = longest["build_dataset"] + longest["embed"]
-    chain = {name: longest_setup + args.points_per_job * per_point[name] for name in SCALES}
+    chain = {name: longest_setup + args.points_per_job * per_point[name] for name in BOUNDS}
 
     print(f"studies: {', '.join(args.studies)}; every available dataset; no grid_shrink"
           + (f"; {' '.join(args.set)}" if args.set else ""))
@@ -411,17 +411,17 @@ def main() -> None:
     print(f"sbatch submissions               {group_jobs + alone:>10,}  ({group_jobs:,} group jobs of <= {args.points_per_job} points"
           f" over {len(points_per_extraction)} extractions + {alone} data/extraction jobs)")
     cap = max_train if max_train is not None else "null"
-    print(f"CPU-hours (remote jobs)          {hours(remote['steps']):>10} to {hours(remote['rows'])}  "
-          f"({per_point['steps']:.1f} to {per_point['rows']:.1f} s per grid point; training at train.max_train {cap}, "
-          "scaled from the measured jobs by optimiser steps to by rows)")
+    print(f"CPU-hours (remote jobs)          {hours(remote['low']):>10} to {hours(remote['high'])}  "
+          f"({per_point['low']:.1f} to {per_point['high']:.1f} s per grid point; training at train.max_train {cap}, "
+          "scaled from the measured jobs: bounds by optimiser steps and by rows)")
     print(f"  every job at its measured size {hours(remote['measured']):>10}  (train jobs {hours(cost['measured']['train'])}"
-          f" measured; {hours(cost['steps']['train'])} to {hours(cost['rows']['train'])} scaled)")
+          f" measured; {hours(cost['low']['train'])} to {hours(cost['high']['train'])} scaled)")
     print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
           f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
     print(f"disk, run folders, releases kept {gigabytes(disk_kept):>10}  ({disk_kept / max(points, 1) / 1e6:,.1f} MB per grid point)")
     print(f"  releases removed               {gigabytes(disk_without):>10}  (keep_releases: false; data and features not counted)")
     for nodes in (1, 10, 100):
-        low, high = (max(remote[name] / (nodes * args.cores_per_node), chain[name]) for name in SCALES)
+        low, high = (max(remote[name] / (nodes * args.cores_per_node), chain[name]) for name in BOUNDS)
         print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(low):>10} to {hours(high)}")
     print("basis of the per-job seconds (jobs: where the figure came from):")
     for (rule, level), n in sorted(basis.items()):

@@ -57,20 +57,23 @@ def test_a_train_job_scales_its_training_by_the_planned_rows_and_nothing_else(tm
 
     basis = Counter()
     seconds = functools.partial(paper_scale.job_seconds, measured=measured, basis=basis)
-    # by rows: 3 times the rows, 3 times the training
+    # 3 times the rows: by rows 3 times the training (the upper bound); by steps the same 50 steps an epoch
+    # (batches of 60), the training as measured (the lower)
     assert seconds("train", "adult", "federate", rows=3_000) == pytest.approx(10 + 6 * 2)
-    # by steps: 3,000 rows still take 50 steps an epoch (batches of 60): the training as measured; 200,000 rows
-    # take batches of 2,000, 100 steps an epoch: twice the training
-    assert seconds("train", "adult", "federate", rows=3_000, scale="steps") == pytest.approx(10.0)
-    assert seconds("train", "adult", "federate", rows=200_000, scale="steps") == pytest.approx(10 + 6)
+    assert seconds("train", "adult", "federate", rows=3_000, bound="low") == pytest.approx(10.0)
+    # 200,000 rows: batches of 2,000, 100 steps an epoch, twice the training; 200 times by rows
+    assert seconds("train", "adult", "federate", rows=200_000, bound="low") == pytest.approx(10 + 6)
     assert seconds("train", "adult", "federate", rows=200_000) == pytest.approx(10 + 6 * 199)
+    # fewer rows than measured: by rows is the lower bound now; by steps still 50 an epoch
+    assert seconds("train", "adult", "federate", rows=500, bound="low") == pytest.approx(10 - 3)
+    assert seconds("train", "adult", "federate", rows=500, bound="high") == pytest.approx(10.0)
     assert seconds("train", "adult", "federate", rows=1_000) == pytest.approx(10.0)
     assert seconds("train", "adult", "federate", rows=None) == pytest.approx(10.0)
     assert seconds("train", "adult", "noise", rows=3_000) == pytest.approx(4.0)
     assert seconds("attack", "adult", "federate", rows=3_000) == pytest.approx(2.0)
     # another dataset's job of the same method: the measured job's training per row at this dataset's rows
-    assert seconds("train", "bios", "federate", rows=500) == pytest.approx(10 - 3)
-    assert basis == Counter({("train", "same rule, dataset, method"): 6, ("train", "same rule and method"): 1,
+    assert seconds("train", "bios", "federate", rows=500, bound="low") == pytest.approx(10 - 3)
+    assert basis == Counter({("train", "same rule, dataset, method"): 8, ("train", "same rule and method"): 1,
                              ("train", "same rule, dataset, method, at the planned rows"): 1,  # 1,000 rows
                              ("attack", "same rule, dataset, method"): 1})
 
@@ -82,7 +85,8 @@ def test_a_train_job_scales_its_training_by_the_planned_rows_and_nothing_else(tm
     basis.clear()
     assert paper_scale.job_seconds("train", "adult", "federate", both, basis, rows=3_000) == pytest.approx(30.0)
     assert paper_scale.job_seconds("train", "adult", "federate", both, basis, rows=2_000) == pytest.approx(
-        statistics.mean([10 + 6 * 1, 30 - 26 / 3]))  # neither at 2,000 rows: both scaled by rows
+        statistics.mean([10 + 6 * 1, 30]))  # neither at 2,000 rows: the upper bounds, by rows from 1,000 and by
+    # steps from 3,000 (50 an epoch at either size)
     assert basis == Counter({("train", "same rule, dataset, method, at the planned rows"): 1,
                              ("train", "same rule, dataset, method"): 1})
 
