@@ -10,27 +10,27 @@
    packs up to --points-per-job points that become ready together (those sharing one extraction), so it is
    the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
    extraction); local rules (downloads, tables, figures) are not submitted.
-3. CPU-hours: each planned job costs the mean `s` (wall seconds) of the benchmark files (`benchmark:`
-   directive, results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same
-   rule and method, else of the rule; the basis of each figure is printed. A job that ran in a warm worker
-   (privtext.runtime.warm; its log's first line says so) costs COLD_START more for its rule, measured (on a
-   cluster each job is a process of its own; --as-measured leaves it out). A train job's training grows with the rows it trains on: where the measured
-   job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training seconds
-   (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained on
-   (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
+3. CPU-hours: each planned job costs the mean `s` (wall seconds) of the benchmark files (`benchmark:` directive,
+   results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same rule and method,
+   else of the rule; the basis of each figure is printed. A job that ran in a warm worker (privtext.runtime.warm;
+   its log's first line says so) costs COLD_START more for its rule, measured (on a cluster each job is a process
+   of its own; --as-measured leaves it out). A train job's training grows with the rows it trains on: where the
+   measured job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training
+   seconds (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained
+   on (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
    split: meta.json, else TRAIN_ROWS); where some of those jobs were measured at the planned rows (pass the
-   benchmarks of a full-size run too), only those count. The training rule fixes the batch by the rows (at least 50 steps an
-   epoch), and a step on a larger batch costs at least what it did and at most in proportion to its batch, so
-   with the same epochs the cost lies between the training scaled by optimiser steps and by rows (which is
-   the lower depends on whether the plan trains on more rows or fewer); both bounds are printed. The
-   attackers train on at most ``attack.max_train`` rows at any size and are not scaled. The figure with every
-   job at its measured size is printed beside them.
+   benchmarks of a full-size run too), only those count. The training rule fixes the batch by the rows (at least
+   50 steps an epoch), and a step on a larger batch costs at least what it did and at most in proportion to its
+   batch, so with the same epochs the cost lies between the training scaled by optimiser steps and by rows (which
+   is the lower depends on whether the plan trains on more rows or fewer); both bounds are printed. The attackers
+   train on at most ``attack.max_train`` rows at any size and are not scaled. The figure with every job at its
+   measured size is printed beside them.
 4. GPU-hours for BERT-base extraction: the texts every planned extraction encodes (each dataset's meta.json
    split sizes, else docs/data.md, "Dataset sizes") at --gpu-texts-per-second (an assumption: no GPU here; the default is a round
    figure for BERT-base at 128 tokens in fp32 on one data-centre GPU).
-5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots, for both bounds: the CPU
-   work divided over the slots, but never less than the longest chain (largest dataset build + its extraction + one full
-   group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
+5. Wall time on 1, 10 and 100 nodes of --cores-per-node single-thread job slots, for both bounds: the CPU work
+   divided over the slots, but never less than the longest chain (largest dataset build + its extraction + one
+   full group job); queue waits and the local jobs (tables and figures, seconds each) are not counted.
 6. Disk of the run folders, with each point's three released representations kept and removed
    (keep_releases: false): per planned point, the mean file sizes of finished run folders (--runs) of the same
    dataset and method, else releases = rows x released columns x 4 bytes (float32); the basis is printed.
@@ -170,7 +170,8 @@ def training_part(metrics: Path) -> dict | None:
     hyperparameters = record.get("hyperparameters", {})
     part = {"training": max(0.0, float(record["seconds"]) - dev), "rows": int(record["n_train"])}
     if hyperparameters.get("batch_size"):
-        part.update(batch=int(hyperparameters["batch_size"]), min_steps=int(hyperparameters.get("min_steps_per_epoch", 1)))
+        part.update(batch=int(hyperparameters["batch_size"]),
+                    min_steps=int(hyperparameters.get("min_steps_per_epoch", 1)))
     return part
 
 
@@ -181,7 +182,9 @@ def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[Sample]]:
     for key, row, root, tsv in benchmark_rows(roots):
         # <results>/benchmarks/runs/<point>/train.tsv: the job of <results>/runs/<point>/metrics.json, logged to
         # <results>/logs/results/runs/<point>/train.log (a run folder's logs are under logs/ by its full path)
-        found = training_part(root.parent / tsv.parent.relative_to(root) / "metrics.json") if key[0] == "train" else None
+        found = None
+        if key[0] == "train":
+            found = training_part(root.parent / tsv.parent.relative_to(root) / "metrics.json")
         warm = ran_warm(root.parent / "logs" / "results" / tsv.relative_to(root).with_suffix(".log"))
         samples[key].append(Sample(float(row["s"]), **(found or {}), warm=warm))
     return samples
@@ -414,8 +417,9 @@ def main() -> None:
     print(f"CPU-hours (remote jobs)          {hours(remote['low']):>10} to {hours(remote['high'])}  "
           f"({per_point['low']:.1f} to {per_point['high']:.1f} s per grid point; training at train.max_train {cap}, "
           "scaled from the measured jobs: bounds by optimiser steps and by rows)")
-    print(f"  every job at its measured size {hours(remote['measured']):>10}  (train jobs {hours(cost['measured']['train'])}"
-          f" measured; {hours(cost['low']['train'])} to {hours(cost['high']['train'])} scaled)")
+    print(f"  every job at its measured size {hours(remote['measured']):>10}  (train jobs "
+          f"{hours(cost['measured']['train'])} measured; "
+          f"{hours(cost['low']['train'])} to {hours(cost['high']['train'])} scaled)")
     print(f"GPU-hours, BERT-base extraction  {hours(texts / args.gpu_texts_per_second):>10}  "
           f"({texts:,} texts at an assumed {args.gpu_texts_per_second:,.0f} texts/s per GPU)")
     print(f"disk, run folders, releases kept {gigabytes(disk_kept):>10}  ({disk_kept / max(points, 1) / 1e6:,.1f} MB per grid point)")
