@@ -121,8 +121,11 @@ class Sample(NamedTuple):
     warm: bool = False
 
     def steps_per_epoch(self, rows: int) -> int:
-        """Optimiser steps an epoch takes on ``rows`` (the training rule: TrainingSettings.batch_size_for)."""
-        return math.ceil(rows / max(1, min(self.batch, math.ceil(rows / self.min_steps))))
+        """Optimiser steps an epoch takes on ``rows`` under the training rule (the loop's own batch rule)."""
+        from privtext.training.loop import TrainingSettings  # imports torch: only where a train job is scaled
+
+        rule = TrainingSettings(epochs=1, batch_size=self.batch, lr=1.0, min_steps_per_epoch=self.min_steps)
+        return math.ceil(rows / rule.batch_size_for(rows))
 
     def at(self, rows: int | None, cold_start: float = 0.0, bound: str = "high") -> float:
         """Wall seconds of the same job training on ``rows`` (None or unmeasured: as measured), in a process of
