@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import statistics
+import subprocess
+import sys
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from conftest import PROJECT_ROOT
-from privtext.runtime.logs import setup_logging
 from privtext.runtime.warm import WORKER_ENV
 
 SCRIPT = PROJECT_ROOT / "benchmarks" / "paper_scale.py"
@@ -102,16 +104,22 @@ def test_the_planned_rows_are_the_training_split_under_the_cap(tmp_path):
     assert paper_scale.training_rows([data], "unknown", None) is None
 
 
-def test_a_job_measured_in_a_warm_worker_pays_the_start_up_of_a_process_of_its_own(tmp_path, monkeypatch):
+def _job_log(path: Path, in_worker: bool) -> None:
+    """The log a job's own logging set-up writes, in a process of its own (it replaces the root handlers)."""
+    environment = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    subprocess.run([sys.executable, "-c", "import sys; from privtext.runtime.logs import setup_logging; "
+                    "setup_logging(sys.argv[1])", str(path)],
+                   env={**environment, **({WORKER_ENV: "1"} if in_worker else {})}, check=True)
+
+
+def test_a_job_measured_in_a_warm_worker_pays_the_start_up_of_a_process_of_its_own(tmp_path):
     results = tmp_path / "results"
     _benchmark(results, POINT, "train", 10.0)
     _metrics(results, POINT, 7.0, 1_000, [1.0])
     _benchmark(results, POINT, "mdl", 1.0)
     # the job's own logging writes the log, as a worker's would (results/logs/<run folder>/<rule>.log)
-    monkeypatch.setenv(WORKER_ENV, "1")
-    setup_logging(results / "logs/results/runs" / POINT / "train.log")
-    monkeypatch.delenv(WORKER_ENV)
-    setup_logging(results / "logs/results/runs" / POINT / "mdl.log")
+    _job_log(results / "logs/results/runs" / POINT / "train.log", in_worker=True)
+    _job_log(results / "logs/results/runs" / POINT / "mdl.log", in_worker=False)
 
     measured = paper_scale.benchmark_seconds([results / "benchmarks"])
     assert measured[("train", "adult", "federate")] == [paper_scale.Sample(10.0, 6.0, 1_000, 2000, 50, warm=True)]
