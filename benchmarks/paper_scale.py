@@ -2,10 +2,13 @@
 
     .venv/bin/python benchmarks/paper_scale.py [--benchmarks DIR ...] [--points-per-job 8] [--gpu-texts-per-second 1000]
     .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
-        (the claims at full size, `make claims-full`)
+        [--every-dataset]  (the claims at full size, `make claims-full`)
 
 1. Plans every paper study on every available dataset (no grid_shrink) with a Snakemake dry run in a scratch
    folder (the offline mirror from ../shared when present) and reads each planned job's rule and wildcards.
+   --every-dataset plans the datasets whose raw files are not here too (empty stand-ins in the scratch folder):
+   their jobs cost what the same method measured on other datasets, scaled to their training rows but not to
+   their input width (Twitter's 2,304 columns, Bias in Bios's 768, against 38 to 384 measured here).
 2. sbatch submissions: the grid rules (train, attack, mdl, fairness) of a point form one group; a submission
    packs up to --points-per-job points that become ready together (those sharing one extraction), so it is
    the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
@@ -63,13 +66,34 @@ GROUPED = ("train", "attack", "mdl", "fairness")
 REMOTE_ALONE = ("build_dataset", "ner_persons", "embed")
 
 
-def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES,
-                 settings: dict | None = None) -> list[tuple[str, bool, dict[str, str]]]:
-    """(rule, is_local, wildcards) of every job a dry run of ``studies`` plans (``settings``: more config)."""
+def place_missing_raw_files(raw_dir: Path, search_dirs: list[Path]) -> list[str]:
+    """Empty stand-ins, under ``raw_dir``, for the raw files of every dataset that has none in ``search_dirs``
+    (Trustpilot, Twitter and Bias in Bios here), so that a dry run plans those datasets as a user who has them
+    would run them; a dry run opens no raw file. Returns the datasets given stand-ins."""
+    from privtext.data import BUILDERS
+    from privtext.data.sources import download_targets, resolve_layout
+
+    placed = []
+    for dataset in BUILDERS:
+        if resolve_layout(dataset, search_dirs) is None:
+            for path in download_targets(dataset, raw_dir).values():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            placed.append(dataset)
+    return placed
+
+
+def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES, settings: dict | None = None,
+                 every_dataset: bool = False) -> list[tuple[str, bool, dict[str, str]]]:
+    """(rule, is_local, wildcards) of every job a dry run of ``studies`` plans (``settings``: more config);
+    ``every_dataset``: also those whose raw files are not on this machine (:func:`place_missing_raw_files`)."""
     config = {"run_studies": studies, **(settings or {})}
     for key, folder in (("data_mirror", SHARED / "data"), ("nltk_data", SHARED / "nltk_data")):
         if folder.is_dir():
             config[key] = str(folder)
+    if every_dataset:
+        raw_dir = workdir / "resources" / "raw"  # config.yaml's raw_dir, relative to the scratch folder
+        place_missing_raw_files(raw_dir, [raw_dir, *([Path(config["data_mirror"])] if "data_mirror" in config else [])])
     configfile = workdir / "paper-config.yaml"
     configfile.write_text(yaml.safe_dump(config))
     result = subprocess.run([str(SNAKEMAKE), "-n", "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
@@ -236,8 +260,11 @@ def hours(seconds: float) -> str:
 RELEASE_FILES = tuple(f"released_{split}.npy" for split in ("train", "dev", "test"))
 # Rows (train + dev + test) and input features of the datasets when no meta.json is at hand (docs/data.md, "Dataset
 # sizes"); a text dataset's input is the default encoder's (MiniLM's) 384 dimensions.
-DOC_ROWS = {**DOC_SIZES, "adult": 45_222, "celeba": 202_599}
-DOC_FEATURES = {"adult": 97, "celeba": 38}
+DOC_ROWS = {**DOC_SIZES, "adult": 45_222, "celeba": 202_599,
+            # the papers' sizes (docs/data.md): Trustpilot; Twitter's 100,000 sampled training rows and Ravfogel et
+            # al.'s 8,000 dev and 8,000 test; Bias in Bios's 393,423 biographies
+            "tp_us": 27_676, "tp_uk": 50_000, "twitter": 116_000, "bios": 393_423}
+DOC_FEATURES = {"adult": 97, "celeba": 38, "twitter": 2_304, "bios": 768}  # DeepMoji's and BERT's vectors
 # Training rows of the whole training split when no meta.json is at hand: docs/data.md, "Dataset sizes" for the
 # offline datasets and the papers' sizes for Trustpilot; Twitter's seeded sample (`twitter.train_size`); Bias in
 # Bios about 65% of its 393,423 biographies (De-Arteaga et al.'s split, FEDERATE's appendix D.2).
@@ -339,6 +366,9 @@ def main() -> None:
     parser.add_argument("--as-measured", action="store_true",
                         help="jobs that ran in a warm worker cost what they measured (default: plus COLD_START)")
     parser.add_argument("--studies", nargs="+", default=PAPER_STUDIES, help="the studies to plan (default: the papers')")
+    parser.add_argument("--every-dataset", action="store_true",
+                        help="plan the studies' datasets whose raw files are not here too (Trustpilot, Twitter, Bias "
+                             "in Bios), as a user who has them would run them")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=YAML",
                         help="config settings for the plan, e.g. 'train={max_train: null}' (dots nest keys)")
     args = parser.parse_args()
@@ -353,7 +383,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="privtext-paper-scale-") as scratch:
         workdir = Path(scratch)
-        jobs = planned_jobs(workdir, args.studies, settings)
+        jobs = planned_jobs(workdir, args.studies, settings, args.every_dataset)
         measured = benchmark_seconds([b for b in args.benchmarks if b.is_dir()])
         data_dirs = [d for d in (args.data, PROJECT_ROOT / "results" / "data") if d]
         # the plan's training cap: --set's, else config.yaml's
@@ -365,6 +395,7 @@ def main() -> None:
         points_per_extraction = Counter()
         # seconds per rule with the training at the planned rows (both bounds), and as measured
         basis, cost = Counter(), {kind: Counter() for kind in (*BOUNDS, "measured")}
+        by_dataset = {kind: Counter() for kind in (*BOUNDS, "measured")}  # the grid rules' seconds
         costs: dict[tuple, tuple[dict[str, float], Counter]] = {}  # 60,000 jobs over a few hundred kinds
         planned_rows: dict[str, int | None] = {}
         for rule, is_local, wildcards in jobs:
@@ -385,6 +416,8 @@ def main() -> None:
             seconds, found = costs[kind]
             for name, value in seconds.items():
                 cost[name][rule] += value
+                if rule in GROUPED:
+                    by_dataset[name][dataset] += value
             basis.update(found)
             if rule == "train":
                 mu = re.match(r"mu~([^/]+)", wildcards["params"]).group(1)
@@ -407,7 +440,8 @@ def main() -> None:
     longest_setup = longest["build_dataset"] + longest["embed"]
     chain = {name: longest_setup + args.points_per_job * per_point[name] for name in BOUNDS}
 
-    print(f"studies: {', '.join(args.studies)}; every available dataset; no grid_shrink"
+    datasets = "every dataset, raw files here or not" if args.every_dataset else "every available dataset"
+    print(f"studies: {', '.join(args.studies)}; {datasets}; no grid_shrink"
           + (f"; {' '.join(args.set)}" if args.set else ""))
     print(f"grid points                      {points:>10,}")
     print(f"rule jobs                        {sum(per_rule.values()) - per_rule['all']:>10,}  "
@@ -430,6 +464,11 @@ def main() -> None:
     for nodes in (1, 10, 100):
         low, high = (max(remote[name] / (nodes * args.cores_per_node), chain[name]) for name in BOUNDS)
         print(f"wall time, {nodes:>3} node(s) x {args.cores_per_node} cores   {hours(low):>10} to {hours(high)}")
+    print("CPU-hours of the grid jobs by dataset (points: the bounds, then as measured):")
+    points_of = Counter(w.get("dataset", "") for rule, _, w in jobs if rule == "train")
+    for dataset, n in sorted(points_of.items()):
+        low, high, as_measured = (by_dataset[name][dataset] for name in (*BOUNDS, "measured"))
+        print(f"  {dataset:<30} {n:>7,} points {hours(low):>10} to {hours(high):>8}  ({hours(as_measured)})")
     print("basis of the per-job seconds (jobs: where the figure came from):")
     for (rule, level), n in sorted(basis.items()):
         if rule != "all":

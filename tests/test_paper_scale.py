@@ -127,3 +127,29 @@ def test_a_job_measured_in_a_warm_worker_pays_the_start_up_of_a_process_of_its_o
     basis = Counter()
     assert paper_scale.job_seconds("train", "adult", "federate", measured, basis, 2_000, 1.5) == pytest.approx(17.5)
     assert paper_scale.job_seconds("mdl", "adult", "federate", measured, basis, None, 1.5) == pytest.approx(1.0)
+
+
+def test_every_dataset_plans_those_whose_raw_files_are_not_here(tmp_path):
+    from privtext.data import BUILDERS
+    from privtext.data.sources import download_targets, resolve_layout
+
+    mirror = tmp_path / "mirror"  # Adult's files only: every other dataset with raw files lacks them here
+    for path in download_targets("adult", mirror).values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("kept")
+    raw = tmp_path / "raw"
+    placed = paper_scale.place_missing_raw_files(raw, [raw, mirror])
+    assert "adult" not in placed and "demo" not in placed  # found in the mirror; generated, no raw files
+    assert {"tp_us", "tp_uk", "twitter", "bios"} <= set(placed)
+    for dataset in BUILDERS:  # a dry run now finds a layout for every dataset
+        assert resolve_layout(dataset, [raw, mirror]) is not None, dataset
+    assert all(path.read_text() == "kept" for path in download_targets("adult", mirror).values())
+    assert not (raw / "adult").exists() and all(p.stat().st_size == 0 for p in raw.rglob("*") if p.is_file())
+
+    # the stand-ins are planned like real files: a FEDERATE point on Twitter and on Bias in Bios
+    shrink = {"grid_shrink": {"seeds": 1, "values": 1, "studies_exempt": ["quick"]}}
+    workdir = tmp_path / "plan"
+    workdir.mkdir()
+    jobs = paper_scale.planned_jobs(workdir, ["claims_federate"], shrink, every_dataset=True)
+    trained = {(w["dataset"], w["method"]) for rule, _, w in jobs if rule == "train"}
+    assert {("twitter", "federate"), ("bios", "federate"), ("adult", "federate")} <= trained
