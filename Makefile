@@ -58,7 +58,8 @@ audit: $(STAMP)
 # Every claim of the papers with intervals and verdicts (docs/claims.md), plus the ε audit: the claims studies (5 seeds)
 # on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
 # --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
-# make claims CLAIMS_CONFIG='datasets=[demo,adult]'.
+# make claims CLAIMS_CONFIG='datasets=[demo,adult]'; a setting with spaces is quoted once more, e.g. the verdicts at
+# full training size: make claims CLAIMS_CONFIG="'train={max_train: null}'" (docs/claims.md, "At full size").
 # The claims runs train, per dataset, only the attackers a claim reads there (privtext.claims.attackers): DPNR's
 # and CAPE's `mlp`, FEDERATE's Leakage (`sklearn_mlp`). The others and word recovery, which no claim reads, were
 # a quarter of make claims' job-time (docs/performance.md); `make run` and the ladder keep them.

@@ -29,8 +29,9 @@ exec "$@"
 """
 
 
-@pytest.mark.parametrize("target", ["run", "dryrun", "claims"])
-def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: str, tmp_path: Path) -> None:
+def _recording_project(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A copy of the Makefile in a folder whose path has spaces, beside a ../shared, with a snakemake that
+    records its arguments: (project, shared, environment for make)."""
     root = tmp_path / "my work"
     project, shared = root / "privtext copy", root / "shared"
     for folder in ("data", "nltk_data", "paper_results"):
@@ -50,6 +51,12 @@ def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: st
     (project / ".venv" / ".privtext-installed").touch()
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PRIVTEXT_", "MAKE"))}
     environment.update(RECORD_ARGUMENTS=str(tmp_path / "arguments"), RECORD_ENVIRONMENT=str(tmp_path / "environment"))
+    return project, shared, environment
+
+
+@pytest.mark.parametrize("target", ["run", "dryrun", "claims"])
+def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: str, tmp_path: Path) -> None:
+    project, shared, environment = _recording_project(tmp_path)
 
     result = subprocess.run(["make", target], cwd=project, env=environment, capture_output=True, text=True)
 
@@ -61,3 +68,15 @@ def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: st
     start = arguments.index("--config") + 1
     assert arguments[start:start + 3] == overrides
     assert (tmp_path / "environment").read_text().split("\0")[:-1] == [f"{shared}/data", f"{shared}/nltk_data"]
+
+
+def test_make_claims_without_the_training_cap_as_docs_claims_md_says(tmp_path: Path) -> None:
+    # docs/claims.md, "At full size": make claims CLAIMS_CONFIG="'train={max_train: null}'"
+    project, _, environment = _recording_project(tmp_path)
+    result = subprocess.run(["make", "claims", "CLAIMS_CONFIG='train={max_train: null}'"], cwd=project,
+                            env=environment, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    arguments = (tmp_path / "arguments").read_text().split("\0")[:-1]
+    # one argument, the last of --config's: it reaches Snakemake whole and overrides config.yaml's cap
+    assert arguments[-1] == "train={max_train: null}", arguments
+    assert arguments.index("--config") < len(arguments) - 1
