@@ -92,7 +92,9 @@ def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES, settings: di
         if folder.is_dir():
             config[key] = str(folder)
     if every_dataset:
-        raw_dir = workdir / "resources" / "raw"  # config.yaml's raw_dir, relative to the scratch folder
+        # the stand-ins go to the scratch folder only, whatever raw_dir the settings name
+        raw_dir = workdir / "resources" / "raw"
+        config["raw_dir"] = str(raw_dir)
         place_missing_raw_files(raw_dir, [raw_dir, *([Path(config["data_mirror"])] if "data_mirror" in config else [])])
     configfile = workdir / "paper-config.yaml"
     configfile.write_text(yaml.safe_dump(config))

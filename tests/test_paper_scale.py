@@ -147,9 +147,12 @@ def test_every_dataset_plans_those_whose_raw_files_are_not_here(tmp_path):
     assert not (raw / "adult").exists() and all(p.stat().st_size == 0 for p in raw.rglob("*") if p.is_file())
 
     # the stand-ins are planned like real files: a FEDERATE point on Twitter and on Bias in Bios
-    shrink = {"grid_shrink": {"seeds": 1, "values": 1, "studies_exempt": ["quick"]}}
+    # and never in a raw_dir the settings name: only in the plan's scratch folder
+    user_raw = tmp_path / "user-raw"
+    shrink = {"grid_shrink": {"seeds": 1, "values": 1, "studies_exempt": ["quick"]}, "raw_dir": str(user_raw)}
     workdir = tmp_path / "plan"
     workdir.mkdir()
     jobs = paper_scale.planned_jobs(workdir, ["claims_federate"], shrink, every_dataset=True)
     trained = {(w["dataset"], w["method"]) for rule, _, w in jobs if rule == "train"}
     assert {("twitter", "federate"), ("bios", "federate"), ("adult", "federate")} <= trained
+    assert not user_raw.exists()
