@@ -124,13 +124,14 @@ def test_the_disk_footprint_takes_measured_folders_first_then_rows_times_columns
               ("demo", "dpnr"),     # dpnr releases its input: 20 rows x 384 (text encoder) x 4 = 30,720
               ("adult", "dpnr"),    # 30 rows x 7 features x 4 = 840
               ("adult", "nonpriv"),  # representation_dim 50: 30 x 50 x 4 = 6,000
-              ("tp_us", "nonpriv")]  # no meta.json, no documented size: releases 0
+              ("tp_us", "nonpriv"),  # no meta.json: the papers' size, 27,676 rows x 50 x 4 = 5,535,200
+              ("unlisted", "nonpriv")]  # no meta.json, no documented size: releases 0
     kept, without = paper_scale.disk_footprint(points, measured, [data], basis)
     other = 1100  # a point without a measured folder of its own: the mean of every measured folder
-    assert without == 2 * 1100 + 4 * other
-    assert kept == without + 2 * 1000 + 30_720 + 840 + 6_000
+    assert without == 2 * 1100 + 5 * other
+    assert kept == without + 2 * 1000 + 30_720 + 840 + 6_000 + 5_535_200
     assert basis == Counter({("releases", "measured: same dataset and method"): 2,
-                             ("releases", "rows x released columns x 4 bytes"): 3,
+                             ("releases", "rows x released columns x 4 bytes"): 4,
                              ("releases", "dataset size unknown: 0"): 1,
                              ("other files", "measured: same dataset and method"): 2,
-                             ("other files", "mean of every measured folder"): 4})
+                             ("other files", "mean of every measured folder"): 5})
