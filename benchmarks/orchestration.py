@@ -35,10 +35,12 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 GRID_RULES = ("train", "attack", "mdl", "fairness")
 
 
-def snakemake(workdir: Path, configfile: Path, cores: int, *targets: str) -> float:
-    command = [str(SNAKEMAKE), *targets, "--snakefile", str(PROJECT_ROOT / "Snakefile"), "--directory", str(workdir),
+def snakemake(workdir: Path, configfile: Path, cores: int, *targets: str,
+              snakefile: Path = PROJECT_ROOT / "Snakefile", options: tuple[str, ...] = ()) -> float:
+    """Wall seconds of a quiet Snakemake run of ``targets`` in ``workdir`` (no workflow profile); exits on failure."""
+    command = [str(SNAKEMAKE), *targets, "--snakefile", str(snakefile), "--directory", str(workdir),
                "--configfile", str(configfile), "--cores", str(cores), "--workflow-profile", "none",
-               "--quiet", "all"]
+               "--quiet", "all", *options]
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:

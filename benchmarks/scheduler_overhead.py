@@ -23,10 +23,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from orchestration import SNAKEMAKE, snakemake  # noqa: E402  (a run's wall seconds, no workflow profile)
 
 SNAKEFILE = '''
 N, K = int(config["njobs"]), int(config["inputs"])
@@ -47,18 +49,6 @@ rule job:
 '''
 
 
-def run(workdir: Path, targets: list[str], jobs: int, inputs: int, extra: list[str]) -> float:
-    command = [str(SNAKEMAKE), *targets, "--snakefile", str(workdir / "Snakefile"), "--directory", str(workdir),
-               "--cores", "2", "--quiet", "all",
-               # not the project's workflow profile, found from the current folder: it sets the subsample
-               "--workflow-profile", "none", *extra, "--config", f"njobs={jobs}", f"inputs={inputs}"]
-    started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, nargs="+", default=[300, 1000], help="ready jobs (N), one run each")
@@ -73,13 +63,16 @@ def main() -> None:
     for jobs in args.jobs:
         with tempfile.TemporaryDirectory(prefix="privtext-scheduler-") as scratch:
             workdir = Path(scratch)
-            (workdir / "Snakefile").write_text(SNAKEFILE)
-            run(workdir, ["in/0_0.txt"], jobs, args.inputs, [])
+            snakefile, configfile = workdir / "Snakefile", workdir / "config.yaml"
+            snakefile.write_text(SNAKEFILE)
+            configfile.write_text(yaml.safe_dump({"njobs": jobs, "inputs": args.inputs}))
+            snakemake(workdir, configfile, 2, "in/0_0.txt", snakefile=snakefile)
             seconds: dict[str, list[float]] = {name: [] for name in variants}
             for _ in range(args.repeat):
                 for name, extra in variants.items():
                     shutil.rmtree(workdir / "out", ignore_errors=True)
-                    seconds[name].append(run(workdir, ["all"], jobs, args.inputs, extra))
+                    seconds[name].append(snakemake(workdir, configfile, 2, "all", snakefile=snakefile,
+                                                   options=tuple(extra)))
             for name, values in seconds.items():
                 wall = statistics.median(values)
                 print(f"N = {jobs:>5}  {name:<28} {wall:8.1f} s  {1000 * wall / jobs:6.1f} ms per job  "
