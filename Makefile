@@ -45,11 +45,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Local runs go through a warm interpreter (privtext.runtime.warm): torch and privtext are imported once, and each
-# train, attack and MDL job runs in a process forked from it, not a fresh one (docs/performance.md).
+# train, attack and MDL job runs in a process forked from it, not a fresh one; and through Snakemake's command line
+# without its job-rate limiter, whose timers cost a local run 0.4 of a core (workflow/local_snakemake.py;
+# docs/performance.md).
 WARM := $(BIN)/python -m privtext.runtime.warm --
+LOCAL_SNAKEMAKE := $(BIN)/python workflow/local_snakemake.py
 
 run: $(STAMP)
-	$(WARM) $(BIN)/snakemake --cores all $(SNAKEMAKE_CONFIG)
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_CONFIG)
 
 # The empirical ε audit alone (docs/audit.md, "How the audit works"; about 2 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
@@ -66,7 +69,7 @@ audit: $(STAMP)
 CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
-	$(WARM) $(BIN)/snakemake --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap;
 # their points' released representations are removed once measured, keep_releases: false in config.yaml):
@@ -74,7 +77,7 @@ claims: $(STAMP)
 # .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
 SNAKEMAKE_ARGS ?=
 claims-full: $(STAMP)
-	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,seed_shape]' \
+	$(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,seed_shape]' \
 		'claims_studies=[claims_full,claims_full_mu]' 'train={max_train: null}' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 dryrun: $(STAMP)

@@ -48,6 +48,14 @@ CONFIG = {
 }
 PER_POINT_RULES = ["attack", "fairness", "mdl", "train"]
 WARM = [sys.executable, "-m", "privtext.runtime.warm", "--"]  # what `make run` puts before snakemake
+LOCAL_SNAKEMAKE = [sys.executable, str(PROJECT_ROOT / "workflow" / "local_snakemake.py")]  # and runs it through
+
+
+def as_make_runs_it(command: list[str]) -> list[str]:
+    """A Snakemake command line (snakemake_command's) as `make run` starts it: through the warm interpreter and
+    Snakemake's command line without its rate limiter (workflow/local_snakemake.py)."""
+    assert Path(command[0]).name == "snakemake", command
+    return [*WARM, *LOCAL_SNAKEMAKE, *command[1:]]
 
 # What `make run` does about reruns comes from the workflow profile, which `run_snakemake` drops
 # (`--workflow-profile none`): pass its rerun settings, so that a concurrent edit of a script cannot replan a job.
@@ -165,7 +173,7 @@ def _run_outputs(workdir: Path) -> dict[str, object]:
 def test_the_warm_interpreter_writes_the_files_a_job_writes_alone(finished_study, tmp_path):
     workdir = tmp_path / "warm"
     command = snakemake_command(workdir, CONFIG, None, *AS_THE_PROFILE)
-    subprocess.run([*WARM, *command], cwd=workdir, capture_output=True, text=True, check=True, timeout=900)
+    subprocess.run(as_make_runs_it(command), cwd=workdir, capture_output=True, text=True, check=True, timeout=900)
     for rule in ("attack", "mdl", "train"):  # the jobs that import torch ran in workers (fairness needs none)
         logs = list((workdir / "results/logs/results/runs").glob(f"**/{rule}.log"))
         assert len(logs) == len(SEEDS) and all("running in a warm worker" in log.read_text() for log in logs), rule
@@ -186,7 +194,7 @@ def test_a_train_job_killed_mid_training_reruns_to_the_uninterrupted_files(finis
     # a killed warm server cannot remove its socket's folder (privtext.runtime.warm): this test does
     servers_before = set(Path(tempfile.gettempdir()).glob("privtext-warm-*"))
     with open(tmp_path / "killed.log", "w") as out:
-        run = subprocess.Popen([*WARM, *command] if warm else command, cwd=workdir, stdout=out,
+        run = subprocess.Popen(as_make_runs_it(command) if warm else command, cwd=workdir, stdout=out,
                                stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 600
         killed_log = None

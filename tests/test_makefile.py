@@ -21,8 +21,11 @@ printf '%s\\0' "$PRIVTEXT_DATA_MIRROR" "$PRIVTEXT_NLTK_DATA" > "$RECORD_ENVIRONM
 
 
 # Stands in for .venv/bin/python: `python -m privtext.runtime.warm -- COMMAND ...` (the warm interpreter
-# `make run` and `make claims` start) runs COMMAND as the real module would, with the server left out.
+# `make run` and `make claims` start) runs COMMAND as the real module would, with the server left out; and
+# `python workflow/local_snakemake.py ARGUMENTS` (Snakemake's command line without its rate limiter) hands
+# ARGUMENTS to Snakemake as it does.
 WARM_PYTHON = """#!/bin/sh
+if [ "$1" = workflow/local_snakemake.py ]; then shift; exec "$(dirname "$0")/snakemake" "$@"; fi
 [ "$1 $2 $3" = "-m privtext.runtime.warm --" ] || exit 99
 shift 3
 exec "$@"
