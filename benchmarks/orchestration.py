@@ -22,6 +22,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -38,14 +39,25 @@ GRID_RULES = ("train", "attack", "mdl", "fairness")
 def snakemake(workdir: Path, configfile: Path, cores: int, *targets: str,
               snakefile: Path = PROJECT_ROOT / "Snakefile", options: tuple[str, ...] = ()) -> float:
     """Wall seconds of a quiet Snakemake run of ``targets`` in ``workdir`` (no workflow profile); exits on failure."""
-    command = [str(SNAKEMAKE), *targets, "--snakefile", str(snakefile), "--directory", str(workdir),
+    return snakemake_with_cpu(workdir, configfile, cores, *targets, snakefile=snakefile, options=options)[0]
+
+
+def snakemake_with_cpu(workdir: Path, configfile: Path, cores: int, *targets: str,
+                       snakefile: Path = PROJECT_ROOT / "Snakefile", options: tuple[str, ...] = (),
+                       launcher: tuple[str, ...] = (str(SNAKEMAKE),)) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of that run: Snakemake's process and every process it waited
+    for (its jobs, a scheduling solver). ``launcher`` is the command before Snakemake's arguments. Exits on failure."""
+    command = [*launcher, *targets, "--snakefile", str(snakefile), "--directory", str(workdir),
                "--configfile", str(configfile), "--cores", str(cores), "--workflow-profile", "none",
                "--quiet", "all", *options]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         sys.exit(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return time.perf_counter() - started
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
