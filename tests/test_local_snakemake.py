@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from conftest import PROJECT_ROOT, SNAKEMAKE
+
 LAUNCHER = PROJECT_ROOT / "workflow" / "local_snakemake.py"
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 JOBS = 6
 
 # Jobs that wait for the one core: every round of Snakemake's scheduler logs the ready jobs it looks at (--verbose).
