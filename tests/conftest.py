@@ -14,6 +14,8 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED = PROJECT_ROOT.parent / "shared"
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+# Snakemake's command line without its job-rate limiter, as `make run` starts local runs
+LOCAL_SNAKEMAKE = PROJECT_ROOT / "workflow" / "local_snakemake.py"
 
 
 def _folder(env_var: str, default: Path) -> Path | None:

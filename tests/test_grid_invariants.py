@@ -30,7 +30,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import PROJECT_ROOT, run_snakemake, snakemake_command, without_timings
+from conftest import LOCAL_SNAKEMAKE, PROJECT_ROOT, run_snakemake, snakemake_command, without_timings
 
 pytestmark = pytest.mark.slow
 
@@ -48,14 +48,13 @@ CONFIG = {
 }
 PER_POINT_RULES = ["attack", "fairness", "mdl", "train"]
 WARM = [sys.executable, "-m", "privtext.runtime.warm", "--"]  # what `make run` puts before snakemake
-LOCAL_SNAKEMAKE = [sys.executable, str(PROJECT_ROOT / "workflow" / "local_snakemake.py")]  # and runs it through
 
 
 def as_make_runs_it(command: list[str]) -> list[str]:
     """A Snakemake command line (snakemake_command's) as `make run` starts it: through the warm interpreter and
     Snakemake's command line without its rate limiter (workflow/local_snakemake.py)."""
     assert Path(command[0]).name == "snakemake", command
-    return [*WARM, *LOCAL_SNAKEMAKE, *command[1:]]
+    return [*WARM, sys.executable, str(LOCAL_SNAKEMAKE), *command[1:]]
 
 # What `make run` does about reruns comes from the workflow profile, which `run_snakemake` drops
 # (`--workflow-profile none`): pass its rerun settings, so that a concurrent edit of a script cannot replan a job.

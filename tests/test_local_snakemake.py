@@ -11,9 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import PROJECT_ROOT, SNAKEMAKE
-
-LAUNCHER = PROJECT_ROOT / "workflow" / "local_snakemake.py"
+from conftest import LOCAL_SNAKEMAKE as LAUNCHER, PROJECT_ROOT, SNAKEMAKE
 JOBS = 6
 
 # Jobs that wait for the one core: every round of Snakemake's scheduler logs the ready jobs it looks at (--verbose).
