@@ -9,10 +9,10 @@ interpreter (``privtext.runtime.warm``) pays it once per run if the server prelo
 (SLURM, the fairness jobs, ``--no-warm``) every time. **The work**: the same call on both, on the shapes the
 pipeline gives them, alternated (library, stand-in, library, ...), medians:
 
-- ``estimators``: ``LogisticRegression(C, lbfgs)`` against ``fit_logistic_regression`` (the ``linear`` attacker, one
-  fit per C of its grid; ``--lr-rows`` × ``--lr-dim``, two classes); ``MLPClassifier(alpha=1, max_iter=1000)``
-  against ``AdamMLPClassifier`` (``sklearn_mlp``, FEDERATE's Leakage: Adult's dev rows × FEDERATE's 50-wide
-  release, float32 as the attackers pass it, and float64);
+- ``estimators``: ``MLPClassifier(alpha=1, max_iter=1000)`` against ``AdamMLPClassifier`` (``sklearn_mlp``, FEDERATE's
+  Leakage: Adult's dev rows × FEDERATE's 50-wide release, float32 as the attackers pass it, and float64). The
+  port of ``LogisticRegression`` was measured here too, and removed: scikit-learn's was faster per fit
+  (docs/performance.md, "The stand-ins against their libraries"; this script at 76695fe);
 - ``optim``: one optimiser step of FEDERATE's model with its adversary (the training loop's flattened setting)
   for ``torch.optim.Adam`` (its default, ``foreach=True`` and ``fused=True``) and ``privtext.standins.optim.Adam(flatten=True)``;
 - ``parquet``: three label columns of a 30,000-row split file, ``pandas.read_parquet`` against ``read_columns``.
@@ -38,7 +38,7 @@ import torch
 from privtext.runtime.threads import limited_threads
 
 IMPORTS = {
-    "estimators": "import sklearn.linear_model, sklearn.neural_network",
+    "estimators": "import sklearn.neural_network",
     "optim": "p = torch.zeros(2, requires_grad=True); p.grad = torch.ones(2); torch.optim.Adam([p]).step()",
     "parquet": "import pandas",
 }
@@ -73,20 +73,11 @@ def labelled(rng: np.random.Generator, rows: int, dim: int, noise: float) -> tup
 
 def estimators_rows(args: argparse.Namespace) -> list[tuple[str, float, float, str]]:
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
 
-    from privtext.standins.estimators import AdamMLPClassifier, Standardiser, fit_logistic_regression
+    from privtext.standins.estimators import AdamMLPClassifier, Standardiser
 
     rng, rows = np.random.default_rng(0), []
-    X, y = labelled(rng, args.lr_rows, args.lr_dim, noise=5.0)
-    X = Standardiser().fit(X).transform(X)
-    for C in (0.01, 1.0, 100.0):
-        library, standin, (theirs, ours) = alternate(
-            lambda: LogisticRegression(C=C, max_iter=1000).fit(X, y),
-            lambda: fit_logistic_regression(X, y, C, max_iter=1000), args.repeat)
-        same = f"coefficients within {np.abs(theirs.coef_ - ours.coef).max():.1e}"
-        rows.append((f"LogisticRegression, C = {C:g}, {args.lr_rows} x {args.lr_dim}", library, standin, same))
     X, y = labelled(rng, args.mlp_rows, args.mlp_dim, noise=3.0)
     X = Standardiser().fit(X).transform(X)
     for dtype in (np.float32, np.float64):
@@ -173,8 +164,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=2000, help="optimiser steps per timing")
-    parser.add_argument("--lr-rows", type=int, default=10_000)
-    parser.add_argument("--lr-dim", type=int, default=384)
     parser.add_argument("--mlp-rows", type=int, default=3_000)
     parser.add_argument("--mlp-dim", type=int, default=50)
     parser.add_argument("--skip-imports", action="store_true", help="time the calls only")

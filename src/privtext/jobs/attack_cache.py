@@ -31,8 +31,9 @@ from privtext.data import SPLITS
 from privtext.runtime.provenance import sha256_file
 
 PRECOMPUTED = "attack_precomputed.json"
-# Bumped when what a stored part holds changes, so that results stored by older code are not published.
-FORMAT = 3
+# Bumped when what a stored part holds changes, so that results stored by older code are not published
+# (4: the `linear` attacker became scikit-learn's own LogisticRegression, 2026-12-01).
+FORMAT = 4
 
 log = logging.getLogger(__name__)
 
