@@ -126,9 +126,10 @@ def optim_rows(args: argparse.Namespace) -> list[tuple[str, float, float, str]]:
         return seconds / steps, [p.detach().clone() for p in parameters]
 
     run(lambda ps: torch.optim.Adam(ps, lr=1e-3))  # its first step imports torch._dynamo: not timed here
-    ours_seconds, ours = [], None
-    for name, options in (("torch.optim.Adam (default)", {}), ("torch.optim.Adam(foreach=True)", {"foreach": True}), ("torch.optim.Adam(fused=True)", {"fused": True})):
-        theirs_seconds = []
+    variants = (("torch.optim.Adam (default)", {}), ("torch.optim.Adam(foreach=True)", {"foreach": True}),
+                ("torch.optim.Adam(fused=True)", {"fused": True}))
+    for name, options in variants:
+        theirs_seconds, ours_seconds = [], []  # each row's own alternated runs
         for _ in range(args.repeat):
             seconds, theirs = run(lambda ps: torch.optim.Adam(ps, lr=1e-3, **options))
             theirs_seconds.append(seconds)
