@@ -108,3 +108,41 @@ def test_attacker_macro_f1_matches_the_metrics_module_on_repeated_examples(recor
     for r in range(1, 6):
         t, g = _repeated(weights[r], truth, guess)
         assert replicates[r] == pytest.approx(metrics.macro_f1(t, g, labels=classes), abs=1e-6)
+
+
+def test_one_class_f1_is_scikit_learns_binary_f1_and_needs_no_saved_value(records):
+    """CAPE's Table 3 F1 on a binary attribute (docs/claims.md, "The F1 of CAPE's Table 3"): per resample,
+    scikit-learn's default f1_score (pos_label=1) on the repeated examples. No job saves it: replicates() takes
+    the row without a value, and refuses an attribute of more than two values."""
+    from sklearn.metrics import f1_score
+
+    replicates, weights = _replicates(records, "attack_class1_f1", "gender", "mlp")
+    truth, guess = records["z"]["gender"], records["guesses"]["gender"]
+    assert replicates[0] == pytest.approx(f1_score(truth, guess))
+    for r in range(1, 6):
+        assert replicates[r] == pytest.approx(f1_score(*_repeated(weights[r], truth, guess)), abs=1e-6)
+    row = SimpleNamespace(dataset="toy", run_dir=records["run"], measure="attack_class1_f1", split="test",
+                          attribute="gender", attacker="mlp", group="", value=np.nan)
+    assert records["evidence"].replicates(row)[0] == pytest.approx(f1_score(truth, guess))
+    with pytest.raises(ValueError, match="binary attributes"):
+        _replicates(records, "attack_class1_f1", "age", "mlp")
+
+
+def test_a_claim_reads_the_derived_f1_from_the_runs_of_its_saved_measure(records):
+    import pandas as pd
+    from sklearn.metrics import f1_score
+
+    from privtext.claims.context import ClaimContext
+    from privtext.report.artefacts.common import ArtefactInputs, prepare_measures
+
+    rows = pd.DataFrame([{"study": "s", "dataset": "toy", "encoder": "minilm", "method": "cape_base",
+                          "measure": "attack_accuracy", "split": "test", "attribute": "gender", "attacker": "mlp",
+                          "group": "", "seed": seed, "value": 0.5, "run_dir": records["run"]} for seed in (10, 20)])
+    inputs = ArtefactInputs(measures=prepare_measures(rows), metas={"toy": META})
+    values, runs = ClaimContext(inputs, "toy", "no DP method", records["evidence"]).series(
+        "cape_base", "attack_class1_f1", attribute="gender", attacker="mlp")
+    assert set(values) == {10, 20} and runs == (records["run"],)
+    assert values[10][0] == pytest.approx(f1_score(records["z"]["gender"], records["guesses"]["gender"]))
+    # without per-example records nothing is derived: the part is left unjudged, not filled in
+    assert ClaimContext(inputs, "toy", "no DP method").series("cape_base", "attack_class1_f1", attribute="gender",
+                                                              attacker="mlp") == ({}, ())

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from privtext.report.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
-from privtext.claims.table import claims_table, paper_readings
+from privtext.claims.table import PAPER_COLUMNS, claims_table, paper_readings
 from privtext.claims.evidence import ExampleEvidence
 from privtext.claims.report import write_claims_table, write_verdict_figure
 from privtext.claims.seed_shape import family_reasons, study_checks
@@ -30,9 +30,7 @@ paper = paper_readings(inputs.published) if inputs.published is not None else No
 if paper is not None:
     paper.to_csv(snakemake.output.paper_csv, index=False)
 else:
-    pd.DataFrame(columns=["claim", "dataset", "source", "reading", "paper_values", "paper_reading",
-                          "paper_reading_at_0.02"]).to_csv(
-        snakemake.output.paper_csv, index=False)
+    pd.DataFrame(columns=list(PAPER_COLUMNS)).to_csv(snakemake.output.paper_csv, index=False)
 write_claims_table(table, snakemake.output.table_csv.rsplit(".", 1)[0], seeds=snakemake.params.seeds,
                    paper_table=paper)
 write_verdict_figure(table, snakemake.output.figure_png.rsplit(".", 1)[0])

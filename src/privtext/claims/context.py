@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privtext.claims.evidence import DERIVED_MEASURES
 from privtext.claims.margins import printed
 from privtext.claims.parts import Measured
 from privtext.data.attributes import FIXED_NAMES
@@ -64,9 +65,10 @@ class ClaimContext:
                 occurrence: int | None = None, **setting: object) -> float:
         return printed(self.published, paper, table, self.dataset, method, metric, scale, occurrence, **setting)
 
-    def measured(self, rows: pd.DataFrame) -> Measured:
-        """Per seed, the mean over ``rows`` of that seed (attributes/groups left open) of each row's replicates."""
-        rows = rows.dropna(subset=["value"])
+    def measured(self, rows: pd.DataFrame, keep_missing: bool = False) -> Measured:
+        """Per seed, the mean over ``rows`` of that seed (attributes/groups left open) of each row's replicates
+        (``keep_missing``: rows of a derived measure, whose value only the evidence computes)."""
+        rows = rows if keep_missing else rows.dropna(subset=["value"])
         per_seed = {}
         for seed, seed_rows in rows.groupby("seed"):
             arrays = [self.evidence.replicates(row) if self.evidence is not None else np.array([row.value])
@@ -83,7 +85,14 @@ class ClaimContext:
                                       **{f"param_{k}": v for k, v in params.items()}}
         if target is not None:  # prepare_measures gives every measures table this column
             conditions[TARGET_COLUMN] = target
-        return self.measured(self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions))
+        rows = self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions)
+        if rows.empty and measure in DERIVED_MEASURES and self.evidence is not None:
+            # no job saves it: the runs of the measure it derives from, recomputed from their records
+            base = self.inputs.pick(DERIVED_MEASURES[measure], self.dataset, split, attribute, attacker, group,
+                                    **conditions)
+            rows = base.assign(measure=measure, value=np.nan)
+            return self.measured(rows, keep_missing=True)
+        return self.measured(rows)
 
     def constant(self, value: float, like: Measured) -> Measured:
         """``value`` for every seed of ``like`` (a printed threshold such as chance, with no sampling)."""

@@ -23,6 +23,10 @@ from privtext.measures.metrics import ENTITY_F1_WHEN_UNDEFINED
 from privtext.standins.parquet import read_columns
 
 TOLERANCE = 1e-5  # float32 sums against the saved float64 measures
+# Measures the claims derive from a run's records that no job saves: {derived: the saved measure whose rows name
+# the runs}. CAPE's Table 3 F1 on a binary attribute is the F1 of one class (docs/claims.md, "The F1 of CAPE's
+# Table 3"): the F1 of the attribute's second value, scikit-learn's ``pos_label=1``.
+DERIVED_MEASURES = {"attack_class1_f1": "attack_accuracy"}
 
 
 class ExampleEvidence:
@@ -64,6 +68,8 @@ class ExampleEvidence:
         computed = measure_replicates(row, self.test_set(row.dataset), self.run(row.run_dir))
         if computed is None:
             return np.full(size, float(row.value))
+        if row.measure in DERIVED_MEASURES:  # nothing saved to check it against
+            return computed.astype(float)
         if not math.isclose(float(computed[0]), float(row.value), rel_tol=TOLERANCE, abs_tol=TOLERANCE):
             raise ValueError(f"{row.run_dir}: {row.measure} ({row.attribute or '-'}, {row.attacker or '-'}, "
                              f"{row.group or '-'}) recomputes to {computed[0]:.6g} from the test records, but the "
@@ -152,6 +158,12 @@ def measure_replicates(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None
     if measure == "attack_macro_f1":  # CAPE's attacker measure
         truth = test.z[row.attribute]
         return _macro_f1(W, truth, run.attacker_predictions(row.attacker, row.attribute, test))
+    if measure == "attack_class1_f1":
+        truth = test.z[row.attribute]
+        if len(test.value_names[row.attribute]) != 2:
+            raise ValueError(f"attack_class1_f1 is for binary attributes; {row.attribute} has "
+                             f"{len(test.value_names[row.attribute])} values")
+        return _class_f1(W, truth, run.attacker_predictions(row.attacker, row.attribute, test), 1)
     if measure == "empirical_privacy_demographic":
         attributes = [a for a, k in test.kinds.items() if k == "demographic"]
         accuracies = [weighted_mean(W, run.attacker_predictions(row.attacker, a, test) == test.z[a])
@@ -172,15 +184,18 @@ def measure_replicates(row: Any, test: _TestSet, run: _Run) -> np.ndarray | None
     return None
 
 
+def _class_f1(W: np.ndarray, truth: np.ndarray, predicted: np.ndarray, c: int) -> np.ndarray:
+    """F1 of class ``c`` per weight row (0 where the class has no weight in truth or prediction)."""
+    true_positive = W @ ((truth == c) & (predicted == c)).astype(np.float32)
+    denominator = W @ (predicted == c).astype(np.float32) + W @ (truth == c).astype(np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, 2.0 * true_positive / denominator, 0.0)
+
+
 def _macro_f1(W: np.ndarray, truth: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     """Macro-F1 per weight row over the classes seen in either (:func:`privtext.measures.metrics.macro_f1`'s
     class set and its F1 of 0 for a class with no weight in a resample)."""
-    scores = []
-    for c in np.union1d(truth, predicted):
-        true_positive = W @ ((truth == c) & (predicted == c)).astype(np.float32)
-        denominator = W @ (predicted == c).astype(np.float32) + W @ (truth == c).astype(np.float32)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores.append(np.where(denominator > 0, 2.0 * true_positive / denominator, 0.0))
+    scores = [_class_f1(W, truth, predicted, c) for c in np.union1d(truth, predicted)]
     return np.mean(scores, axis=0) if scores else np.zeros(W.shape[0])
 
 

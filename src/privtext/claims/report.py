@@ -27,6 +27,12 @@ def _number(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.3g}"
 
 
+def row_names(table: pd.DataFrame) -> list[str]:
+    """Each row's claim, with its reading's label where the sentence is read more than one way: 'C2 (Base)'."""
+    labels = table["reading_label"].fillna("").astype(str) if "reading_label" in table else [""] * len(table)
+    return [f"{c} ({label})" if label else str(c) for c, label in zip(table["claim"], labels)]
+
+
 def _tally(rows: pd.DataFrame) -> str:
     counts = rows["holds"].value_counts()
     return ", ".join(f"{counts.get(o, 0)} {o}" for o in OUTCOMES)
@@ -66,7 +72,7 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(paths[0], index=False)
     shown = pd.DataFrame({
-        "claim": table["claim"], "dataset": table["dataset"], "kind": table["dataset_kind"],
+        "claim": row_names(table), "dataset": table["dataset"], "kind": table["dataset_kind"],
         "setting": table["setting"], "measurement": table["measurement"], "reading": table["reading"],
         "estimate": table["estimate"].map(_number),
         "95% CI": [f"[{_number(lo)}, {_number(hi)}]" if not math.isnan(lo) else ""
@@ -82,7 +88,7 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
     apart = [(label, table[mask]) for label, mask in (
         ("on substitute datasets (CAPE on AG; FEDERATE §5.2 on Adult and CelebA)", (kind == "substitute") & ~code),
         ("on the synthetic `demo`", (kind == "synthetic") & ~code),
-        ("the ε audit (F12)", kind.str.startswith("no data")),
+        ("checked without runs (the ε audit and the accounting)", kind.str.startswith("no data")),
         ("with the reference code's non-DP mechanisms", code))]
     lines = ["# The papers' claims, checked", "",
              f"{len(table)} rows. On the papers' own datasets ({len(papers)} rows): {_tally(papers)}. Kept apart: "
@@ -90,10 +96,41 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
              markdown_table(shown), "", *[f"- {note}" for note in claims_notes(table, seeds)]]
     if paper_table is not None and len(paper_table):
         lines += ["", "## The papers' own numbers, read the same way", "",
-                  markdown_table(paper_table[["claim", "dataset", "source", "paper_values", "paper_reading",
-                                              "paper_reading_at_0.02"]])]
+                  markdown_table(paper_table.assign(claim=row_names(paper_table))[
+                      ["claim", "dataset", "source", "paper_values", "paper_reading", "paper_reading_at_0.02"]])]
+    lines += reading_dependence(table, paper_table)
     paths[1].write_text("\n".join(lines) + "\n")
     return paths
+
+
+def _met(text: str) -> str:
+    return "not printed" if text == "not printed" else "not met" if text.startswith("does not meet") else "met"
+
+
+def reading_dependence(table: pd.DataFrame, paper_table: pd.DataFrame | None = None) -> list[str]:
+    """Markdown lines listing each claim read more than one way, with each reading's verdict on our runs and on
+    the paper's own numbers, and which of them turn on the reading."""
+    labelled = table[table["reading_label"].fillna("").astype(str) != ""]
+    if labelled.empty:
+        return []
+    lines = ["", "## Claims read more than one way", "",
+             "A sentence a fair reader can take two ways is judged both ways, each reading its own row; the table "
+             "never chooses for the paper. **depends** marks a verdict that changes with the reading.", "",
+             "| claim | dataset | setting | on our runs | on the paper's numbers |", "|---|---|---|---|---|"]
+    printed = {}
+    if paper_table is not None and len(paper_table):
+        printed = {(r.claim, r.dataset, r.reading_label): _met(r.paper_reading)
+                   for r in paper_table.itertuples(index=False)}
+    for (claim, dataset, setting), rows in labelled.groupby(["claim", "dataset", "setting"], sort=False):
+        ours = dict(zip(rows["reading_label"], rows["holds"]))
+        paper = {label: printed.get((claim, dataset, label), "") for label in ours}
+
+        def cell(outcomes: dict[str, str]) -> str:
+            shown = "; ".join(f"{label}: {outcome}" for label, outcome in outcomes.items() if outcome)
+            return shown + (" — **depends**" if len(set(outcomes.values()) - {"", "untestable", "not printed"}) > 1
+                            else "")
+        lines.append(f"| {claim} | {dataset} | {setting} | {cell(ours)} | {cell(paper)} |")
+    return lines
 
 
 def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
@@ -138,8 +175,10 @@ def verdict_figure(table: pd.DataFrame) -> Any:
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
+    table = table.assign(row_name=row_names(table))
     papers = [p for p in ("DPNR", "CAPE", "FEDERATE") if p in set(table["paper"])]
-    layout = {p: (sorted({c for c in table.loc[table["paper"] == p, "claim"]}, key=list(CLAIMS).index),
+    order = {name: (list(CLAIMS).index(c), i) for i, (name, c) in enumerate(zip(table["row_name"], table["claim"]))}
+    layout = {p: (sorted(set(table.loc[table["paper"] == p, "row_name"]), key=order.__getitem__),
                   _columns(table[table["paper"] == p])) for p in papers}
     n_columns = max(len(cols) for _, cols in layout.values())
     legend_width = 4.6
@@ -156,7 +195,7 @@ def verdict_figure(table: pd.DataFrame) -> Any:
         keys = [_column_key(d, s, unmeasured) for d, s in zip(rows["dataset"], rows["setting"])]
         for i, claim in enumerate(claims):
             for j, column in enumerate(columns):
-                hit = rows[(rows["claim"] == claim) & pd.Series([k == column for k in keys], index=rows.index)]
+                hit = rows[(rows["row_name"] == claim) & pd.Series([k == column for k in keys], index=rows.index)]
                 outcome = hit["holds"].iloc[0] if len(hit) else None
                 ax.add_patch(_cell(j, i, VERDICT_COLOURS.get(outcome, "white")))
                 ax.text(j + 0.5, i + 0.5, WORDS.get(outcome, "") if outcome else "–", ha="center", va="center",
@@ -175,7 +214,8 @@ def verdict_figure(table: pd.DataFrame) -> Any:
         text_ax.set_ylim(len(claims), 0)
         text_ax.set_xlim(0, 1)
         for i, claim in enumerate(claims):
-            text_ax.text(0, i + 0.5, f"{claim}: " + "\n".join(textwrap.wrap(CLAIMS[claim].text, 58)),
+            text = CLAIMS[claim.split(" ", 1)[0]].text
+            text_ax.text(0, i + 0.5, f"{claim}: " + "\n".join(textwrap.wrap(text, 58)),
                          va="center", ha="left", fontsize=6.5)
     handles = [Patch(facecolor=VERDICT_COLOURS[o], edgecolor="#777777", label=f"{o}: {MEANINGS[o].split(';')[0]}")
                for o in OUTCOMES]
@@ -206,18 +246,28 @@ def claims_catalogue(published: pd.DataFrame | None) -> str:
     inputs = paper_dataset_inputs(published)
     lines = ["| claim | quote | where | reading | margin: why |", "|---|---|---|---|---|"]
     for claim in CLAIMS.values():
+        tag = " (added)" if claim.added else ""
+        if claim.formal is not None:
+            where = claim.source.split(f"{claim.paper}, ", 1)[-1] + " (no data: the accounting or the ε audit)"
+            quote = " … ".join(f"“{q}”" for q in claim.quote).replace("|", "\\|")
+            lines.append(f"| {claim.id}{tag} | {quote} | {where} | {claim.reading} | none (a formal check) |")
+            continue
         for sentence in (claim, *claim.variants):
             datasets = sentence.datasets if sentence is not claim else claim.datasets
-            margins: dict[str, str] = {}
-            for dataset in datasets:
-                for part in sentence.build(ClaimContext(inputs, dataset, SETTINGS[claim.dp][0])):
-                    if part.reading.margin > 0:
-                        margins.setdefault(f"{part.reading.margin:.4g}", part.reading.margin_reason)
-            margin = "<br>".join(f"{m}: {why}" for m, why in margins.items()) or "none (superiority or trend)"
-            where = sentence.source.split(f"{claim.paper}, ", 1)[-1] + (f" ({', '.join(datasets)})" if datasets else "")
-            tag = " (added)" if claim.added else ""
-            quote = " … ".join(f"“{q}”" for q in sentence.quote).replace("|", "\\|")
-            lines.append(f"| {claim.id}{tag} | {quote} | {where} | {sentence.reading} | {margin} |")
+            readings = ([(a.label, a) for a in claim.alternatives] if sentence is claim and claim.alternatives
+                        else [("", sentence)])
+            for label, how in readings:
+                margins: dict[str, str] = {}
+                for dataset in datasets:
+                    for part in how.build(ClaimContext(inputs, dataset, SETTINGS[claim.dp][0])):
+                        if part.reading.margin > 0:
+                            margins.setdefault(f"{part.reading.margin:.4g}", part.reading.margin_reason)
+                margin = "<br>".join(f"{m}: {why}" for m, why in margins.items()) or "none (superiority or trend)"
+                where = (sentence.source.split(f"{claim.paper}, ", 1)[-1]
+                         + (f" ({', '.join(datasets)})" if datasets else ""))
+                quote = " … ".join(f"“{q}”" for q in sentence.quote).replace("|", "\\|")
+                name = f"{claim.id}{tag}" + (f", reading '{label}'" if label else "")
+                lines.append(f"| {name} | {quote} | {where} | {how.reading} | {margin} |")
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from privtext.claims import cape, dpnr, federate
-from privtext.claims.claim import HEDGES, Claim, Variant
+from privtext.claims.claim import HEDGES, Alternative, Claim, Variant
 from privtext.claims.context import CODE_METHODS, SETTINGS, ClaimContext
 from privtext.claims.inference import missing_estimate
 from privtext.claims.margins import OWN_USAGE
@@ -34,11 +34,13 @@ PAPER_QUOTE_FILES = {"DPNR": ("dpnr.md", "dpnr.pdf-text.txt", "dpnr.tex-text.txt
                      "FEDERATE": ("federate.md",)}
 # A paper's claims are judged where its methods ran (the method or an ablation of it)
 PAPER_METHODS = {"DPNR": ("dpnr",), "CAPE": ("cape",), "FEDERATE": ("federate", "noise")}
-COLUMNS = ("claim", "paper", "claim_text", "quote", "source", "dataset", "dataset_kind", "setting", "reading",
-           "hedge", "margin_reason", "measurement", "estimate", "ci_low", "ci_high", "df", "n_seeds", "p_value",
+COLUMNS = ("claim", "reading_label", "paper", "claim_text", "quote", "source", "dataset", "dataset_kind", "setting",
+           "reading", "hedge", "margin_reason", "measurement", "estimate", "ci_low", "ci_high", "df", "n_seeds", "p_value",
            "holds", "paper_value", "matches_paper", "paper_reading", "paper_reading_at_0.02", "epsilon_effective",
            "encoder", "train_rows", "attacker", "seeds", "converged", "seed_check", "reason", "parts", "per_seed",
            "grid_points")
+PAPER_COLUMNS = ("claim", "reading_label", "dataset", "source", "reading", "paper_values", "paper_reading",
+                 "paper_reading_at_0.02")
 
 
 def _number(value: float) -> str:
@@ -189,12 +191,18 @@ def _paper_reading(parts: Sequence[Part], hedge: str, at_conventional: bool = Fa
 
 
 def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list[Part], note: str = "",
-         families: Mapping[str, str] | None = None) -> dict[str, Any]:
+         families: Mapping[str, str] | None = None, label: str = "",
+         how: Claim | Variant | Alternative | None = None) -> dict[str, Any]:
+    """One row: ``sentence`` gives the quote and source, ``how`` (default: the sentence) the hedge; ``label``
+    names the reading where the sentence has several (:class:`~privtext.claims.claim.Alternative`)."""
+    how = how or sentence
+    if label:
+        note = f"Reading '{label}' (one of {len(claim.alternatives)}, each its own row)." + (f" {note}" if note else "")
     if not parts:
         parts = [Part("no measurement", HIGHER, missing_estimate(),
                       blocker="the dataset has none of the attributes this claim is about")]
     parts = [_seed_family(ctx, _unconverged(ctx, p), families) for p in parts]
-    judgement = judge_parts(parts, sentence.hedge)
+    judgement = judge_parts(parts, how.hedge)
     index = next((i for i, j in enumerate(judgement.parts) if j.outcome == judgement.outcome), 0)
     deciding, decided = parts[index], judgement.parts[index]
     p_value = decided.p_opposite if judgement.outcome == "contradicted" else decided.p_holds
@@ -204,19 +212,19 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
                         f"{_number(p.estimate.high)}] → {j.outcome}" for p, j in zip(parts, judgement.parts))
     kind = claim.kind(ctx.dataset) or "the paper's"
     return {
-        "claim": claim.id, "paper": claim.paper, "claim_text": claim.text,
+        "claim": claim.id, "reading_label": label, "paper": claim.paper, "claim_text": claim.text,
         "quote": " … ".join(f"“{q}”" for q in sentence.quote), "source": sentence.source,
         "dataset": ctx.dataset, "dataset_kind": kind, "setting": ctx.setting,
         "reading": "; ".join(f"{p.label}: {p.reading.describe()}" for p in parts),
-        "hedge": sentence.hedge if any(p.hedged for p in parts) else "all",
+        "hedge": how.hedge if any(p.hedged for p in parts) else "all",
         "margin_reason": "; ".join(dict.fromkeys(p.reading.margin_reason for p in parts if p.reading.margin_reason)),
         "measurement": deciding.label, "estimate": deciding.estimate.mean, "ci_low": deciding.estimate.low,
         "ci_high": deciding.estimate.high, "df": deciding.estimate.df, "n_seeds": deciding.estimate.n_seeds,
         "p_value": p_value, "holds": judgement.outcome, "paper_value": deciding.paper_value,
         "matches_paper": ("differs: " + "; ".join(differing) if differing
                           else "matches" if any(m == "matches" for _, m in matches) else ""),
-        "paper_reading": _paper_reading(parts, sentence.hedge),
-        "paper_reading_at_0.02": _paper_reading(parts, sentence.hedge, at_conventional=True),
+        "paper_reading": _paper_reading(parts, how.hedge),
+        "paper_reading_at_0.02": _paper_reading(parts, how.hedge, at_conventional=True),
         **_conditions(ctx, parts),
         "seed_check": _seed_check(ctx, parts, families) if any(p.runs for p in parts) else "",
         "reason": (note + " " if note else "") + judgement.reason, "parts": summary, "per_seed": _per_seed(parts),
@@ -224,46 +232,32 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
     }
 
 
-def _unavailable_row(claim: Claim, ctx: ClaimContext) -> dict[str, Any]:
+def _unavailable_rows(claim: Claim, ctx: ClaimContext) -> list[dict[str, Any]]:
     """A paper dataset this run does not have: untestable, with the paper's own numbers still scored."""
     sentence = claim.on(ctx.dataset)
-    row = _row(claim, sentence, ctx, sentence.build(ctx))
-    row.update(holds="untestable", matches_paper="", reason=(
-        f"not in this run: {ctx.dataset} is not available offline or was not selected (Trustpilot, Twitter and "
-        "Bias in Bios need their files in raw_dir; CelebA, Blog and AG are offline). To settle it, run the claims "
-        "study with it in `datasets`"))
-    return row
+    rows = []
+    for label, how in claim.readings(ctx.dataset):
+        row = _row(claim, sentence, ctx, how.build(ctx), label=label, how=how)
+        row.update(holds="untestable", matches_paper="", reason=(
+            (f"Reading '{label}'. " if label else "")
+            + f"not in this run: {ctx.dataset} is not available offline or was not selected (Trustpilot, Twitter "
+            "and Bias in Bios need their files in raw_dir; CelebA, Blog and AG are offline). To settle it, run the "
+            "claims study with it in `datasets`"))
+        rows.append(row)
+    return rows
 
 
-def audit_row(claim: Claim, audit: pd.DataFrame | None) -> dict[str, Any]:
-    """F12 from the ε audit (docs/audit.md): the min–max layer's measured lower bounds on ε against the nominal ε
-    and D·ε. Holds when some bound exceeds the nominal ε and none exceeds D·ε (95% one-sided bounds)."""
-    row = {c: "" for c in COLUMNS}
-    row.update(claim=claim.id, paper=claim.paper, claim_text=claim.text,
-               quote=" … ".join(f"“{q}”" for q in claim.quote), source=claim.source, dataset="ε audit",
-               dataset_kind="no data (a mechanism audit)", setting="min–max layer", reading=claim.reading, hedge="all",
-               estimate=math.nan, ci_low=math.nan, ci_high=math.nan, df=math.nan, n_seeds=0, p_value=math.nan,
-               paper_value=math.nan, paper_reading="not printed (Appendix C argues it)", attacker="none")
-    minmax = None if audit is None else audit[audit["mechanism"] == "minmax"]
-    if minmax is None or minmax.empty:
-        row.update(holds="untestable", reason="no ε audit in this run: make claims runs it (run_audit=true)")
-        return row
-    above_nominal = minmax[minmax["epsilon_lower"] > minmax["epsilon_nominal"]]
-    above_effective = minmax[minmax["epsilon_lower"] > minmax["epsilon_effective"]]
-    worst = minmax.assign(ratio=minmax["epsilon_lower"] / minmax["epsilon_nominal"]).sort_values("ratio").iloc[-1]
-    row.update(measurement="largest ε_lower / ε_nominal of the min–max layer",
-               estimate=float(worst["ratio"]), epsilon_effective=f"D·ε (D = {', '.join(map(str, sorted(minmax['D'].unique())))})",
-               parts="; ".join(f"D = {r.D}, ε = {r.epsilon_nominal:g}: ε_lower = {r.epsilon_lower:.3g} "
-                               f"(D·ε = {r.epsilon_effective:g})" for r in minmax.itertuples(index=False)))
-    if len(above_effective):
-        row.update(holds="contradicted", reason=f"{len(above_effective)} audit bound(s) exceed even D·ε")
-    elif len(above_nominal):
-        row.update(holds="holds", reason=(
-            f"{len(above_nominal)} of {len(minmax)} audited (ε, D) prove ε above the nominal value (up to "
-            f"{worst['ratio']:.3g}× at D = {worst['D']}, ε = {worst['epsilon_nominal']:g}); none exceeds D·ε"))
-    else:
-        row.update(holds="not shown", reason="no audited (ε, D) proves ε above the nominal value")
-    return row
+def formal_rows(claim: Claim, audit: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """A claim about a mechanism or a proof (:mod:`privtext.claims.formal`): its rows from the ε ``audit`` table
+    and the accounting, with the claim's own columns."""
+    rows = []
+    for checked in claim.formal(audit):
+        row = {c: "" for c in COLUMNS}
+        row.update(claim=claim.id, paper=claim.paper, claim_text=claim.text,
+                   quote=" … ".join(f"“{q}”" for q in claim.quote), source=claim.source, reading=claim.reading,
+                   hedge="all", **checked)
+        rows.append(row)
+    return rows
 
 
 def _ran(inputs: ArtefactInputs, prefixes: tuple[str, ...]) -> list[str]:
@@ -282,18 +276,20 @@ def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, ev
     rows = []
     ran_by_paper = {paper: _ran(inputs, prefixes) for paper, prefixes in PAPER_METHODS.items()}
     for claim in (CLAIMS[c] for c in (claims or CLAIMS)):
-        if claim.id == federate.AUDIT_CLAIM:
-            rows.append(audit_row(claim, audit))
+        if claim.formal is not None:
+            rows += formal_rows(claim, audit)
             continue
         datasets = [d for d in ran_by_paper[claim.paper] if claim.kind(d)]
         for dataset in datasets:
             sentence = claim.on(dataset)
             for setting in claim.settings:
                 ctx = ClaimContext(inputs, dataset, setting, evidence)
-                rows.append(_row(claim, sentence, ctx, sentence.build(ctx), families=seed_families))
+                for label, how in claim.readings(dataset):
+                    rows.append(_row(claim, sentence, ctx, how.build(ctx), families=seed_families, label=label,
+                                     how=how))
         missing = [d for d in claim.all_datasets if d not in datasets]
         for dataset in missing:
-            rows.append(_unavailable_row(claim, ClaimContext(inputs, dataset, SETTINGS[claim.dp][0], None)))
+            rows += _unavailable_rows(claim, ClaimContext(inputs, dataset, SETTINGS[claim.dp][0], None))
         if not datasets and not missing:
             ctx = ClaimContext(inputs, "—", SETTINGS[claim.dp][0], evidence)
             rows.append(_row(claim, claim, ctx, [], "No dataset of this run has what the claim needs."))
@@ -310,17 +306,27 @@ def paper_dataset_inputs(published: pd.DataFrame | None) -> ArtefactInputs:
 
 
 def paper_readings(published: pd.DataFrame) -> pd.DataFrame:
-    """Every claim on every dataset it is about, scored on the paper's printed numbers alone (no runs needed)."""
+    """Every claim on every dataset it is about, each reading apart, scored on the paper's printed numbers alone
+    (no runs needed); a formal claim's printed number (DPNR's ε') scored by the accounting."""
     inputs = paper_dataset_inputs(published)
     rows = []
     for claim in CLAIMS.values():
+        if claim.formal is not None:
+            for row in formal_rows(claim, None):
+                if math.isfinite(row["paper_value"]):
+                    rows.append({"claim": claim.id, "reading_label": "", "dataset": row["dataset"],
+                                 "source": claim.source, "reading": claim.reading,
+                                 "paper_values": f"{row['measurement']}: printed {_number(row['paper_value'])}",
+                                 "paper_reading": row["paper_reading"], "paper_reading_at_0.02": ""})
+            continue
         for dataset in claim.all_datasets:
             sentence = claim.on(dataset)
-            parts = sentence.build(ClaimContext(inputs, dataset, SETTINGS[claim.dp][0]))
-            rows.append({"claim": claim.id, "dataset": dataset, "source": sentence.source,
-                         "reading": "; ".join(f"{p.label}: {p.reading.describe()}" for p in parts),
-                         "paper_values": "; ".join(f"{p.label} = {_number(p.paper_value) or 'not printed'}"
-                                                   for p in parts),
-                         "paper_reading": _paper_reading(parts, sentence.hedge) if parts else "not printed",
-                         "paper_reading_at_0.02": _paper_reading(parts, sentence.hedge, at_conventional=True)})
-    return pd.DataFrame(rows)
+            for label, how in claim.readings(dataset):
+                parts = how.build(ClaimContext(inputs, dataset, SETTINGS[claim.dp][0]))
+                rows.append({"claim": claim.id, "reading_label": label, "dataset": dataset, "source": sentence.source,
+                             "reading": "; ".join(f"{p.label}: {p.reading.describe()}" for p in parts),
+                             "paper_values": "; ".join(f"{p.label} = {_number(p.paper_value) or 'not printed'}"
+                                                       for p in parts),
+                             "paper_reading": _paper_reading(parts, how.hedge) if parts else "not printed",
+                             "paper_reading_at_0.02": _paper_reading(parts, how.hedge, at_conventional=True)})
+    return pd.DataFrame(rows, columns=list(PAPER_COLUMNS))
