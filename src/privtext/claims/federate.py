@@ -149,6 +149,12 @@ def f18(ctx: ClaimContext) -> list[Part]:
     return [compare(ctx, method, "nonpriv", "test_accuracy", HIGHER) for method in ADVERSARIAL]
 
 
+def f25(ctx: ClaimContext) -> list[Part]:
+    """§5.1 on Twitter: "all adversarial approaches perform similarly" in accuracy: each pair within 0.02."""
+    return [compare(ctx, a, b, "test_accuracy", COMPARABLE) for i, a in enumerate(ADVERSARIAL)
+            for b in ADVERSARIAL[i + 1:]]
+
+
 def f19(ctx: ClaimContext) -> list[Part]:
     """§5.1 on Bios: "a small drop in accuracy" of FEDERATE against Adversarial: a drop, and small (0.02)."""
     return [compare(ctx, "federate", "adv", "test_accuracy", LOWER),
@@ -344,6 +350,11 @@ def _against_noise(ctx: ClaimContext, leakage: Reading | None, accuracy: Reading
 
 def f11(ctx: ClaimContext) -> list[Part]:
     return _against_noise(ctx, LOWER, NOT_LOWER)
+
+
+def f26(ctx: ClaimContext) -> list[Part]:
+    """§5.2 on Twitter: FEDERATE "outperforms Noise in both accuracy and privacy for every ε"."""
+    return _against_noise(ctx, LOWER, HIGHER)
 
 
 def bios_margin(ctx: ClaimContext) -> Reading | None:
@@ -572,5 +583,15 @@ CLAIMS = (
           "per method and swept hyper-parameter, leakage at the largest value − at the smallest within the paper's "
           "own margin for 'no significant differences' in leakage (§5.1, across RTs)", f24, MAIN + APPENDIX,
           dp="l1", added=True),
+    Claim("F25", PAPER, "on Twitter the adversarial approaches are about equally accurate",
+          ("In terms of accuracy, all adversarial approaches perform similarly on Twitter Sentiment",),
+          f"{SOURCE}, §5.1, Table 1a",
+          "equivalence (0.02) of the accuracies of Adversarial, Adversarial + Multiple and FEDERATE, each pair, at "
+          "RT = 1", f25, ("twitter",), dp="l1", added=True),
+    Claim("F26", PAPER, "on Twitter FEDERATE beats Noise in accuracy and privacy at every ε",
+          ("for Twitter Sentiment, our approach outperforms Noise in both accuracy and privacy for every "
+           "$\\epsilon$",), f"{SOURCE}, §5.2, Figure 4; Appendix D.6, Table 7",
+          "at each ε of Table 7: FEDERATE's (λ = 1) leakage below Noise's and its accuracy above", f26, ("twitter",),
+          APPENDIX, dp="l1", added=True),
 )
 

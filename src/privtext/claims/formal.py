@@ -196,6 +196,6 @@ def not_measurable(reason: str):
     """A claim the paper states but measures nothing for: one untestable row saying why and what would settle
     it, so that the claim is listed rather than left out."""
     def check(audit: pd.DataFrame | None = None) -> list[dict[str, Any]]:
-        return [{**_base("—", "not measurable as stated", "no DP method"), "holds": "untestable",
+        return [{**_base("—", "no data (not measurable as stated)", "no DP method"), "holds": "untestable",
                  "measurement": "none: see the reason", "reason": reason}]
     return check
