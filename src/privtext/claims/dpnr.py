@@ -268,8 +268,9 @@ CLAIMS = (
           ("we prove that masking words via dropout can further enhance privacy",
            "as indicated in Theorem 2, higher $\\mu$ results in better privacy as well"),
           f"{SOURCE}, §1; §3.3.2 (Theorem 2); §4.4.2",
-          "formal: Theorem 2's ε' = ln((1 − μ)e^ε + μ) below ε at every μ of Table 3 (ε = 1), with ε the release's "
-          "real guarantee by the accounting (D·ε for the published min–max layer); the empirical part is D12",
+          "formal: Theorem 2's ε' = ln((1 − μ)e^ε + μ) below ε at every μ of Table 3 (ε = 1), under its word-level "
+          "adjacency, with ε the release's real guarantee by the accounting (D·ε for the published min–max layer); "
+          "the empirical part is D12",
           lambda ctx: [], (), dp="none", formal=formal.dropout_theorem),
     Claim("D5", PAPER, "a larger ε gives less empirical privacy",
           ("with the increase of the budget, empirical privacy across all datasets demonstrate a decreasing trend",),
