@@ -148,7 +148,10 @@ def _column_key(dataset: str, setting: str, unmeasured: set[str]) -> tuple[str, 
 
 
 def _unmeasured(rows: pd.DataFrame) -> set[str]:
-    runs = rows.assign(has=rows["grid_points"].fillna("").astype(str) != "").groupby("dataset")["has"].any()
+    """Paper datasets this run has no runs of. The formal rows ('accounting', 'ε audit') need none, and keep a
+    column per setting."""
+    runs = rows.assign(has=(rows["grid_points"].fillna("").astype(str) != "")
+                       | rows["dataset_kind"].astype(str).str.startswith("no data")).groupby("dataset")["has"].any()
     return set(runs.index[~runs])
 
 
@@ -162,7 +165,7 @@ def _column_label(dataset: str, setting: str, kind: str = "", unmeasured: set[st
     if dataset == "—":
         return "no dataset\n" + SETTING_LABELS.get(setting, setting)
     head = dataset + (f" ({KIND_LABELS[kind]})" if kind in KIND_LABELS else "")
-    tail = "no data here" if dataset in unmeasured else SETTING_LABELS.get(setting, "")
+    tail = "no data here" if dataset in unmeasured else SETTING_LABELS.get(setting, setting)
     return "\n".join(textwrap.wrap(head, 14) + textwrap.wrap(tail, 14))
 
 
