@@ -86,7 +86,8 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
     kind = table["dataset_kind"]
     papers = table[(kind == "the paper's") & ~code]
     apart = [(label, table[mask]) for label, mask in (
-        ("on substitute datasets (CAPE on AG; FEDERATE §5.2 on Adult and CelebA)", (kind == "substitute") & ~code),
+        ("on substitute datasets (CAPE on AG; FEDERATE's Twitter and Bios figures on Adult and CelebA)",
+         (kind == "substitute") & ~code),
         ("on the synthetic `demo`", (kind == "synthetic") & ~code),
         ("checked without runs (the ε audit, the accounting, or not measurable as stated)",
          kind.str.startswith("no data")),
