@@ -93,16 +93,11 @@ ABOUT_REASON = ("'approximately 3%' read as 2% to 4%: one point either side of t
                 "resolution at which the abstract rounds it")
 
 
-def _lowest(values: list[Measured]) -> Measured:
-    """Per seed and test resample, the smallest of ``values``: the best-performing method's attacker score."""
+def _across(values: list[Measured], reduce) -> Measured:
+    """``reduce`` (np.min: the best-performing method's attacker score; np.mean) over ``values`` per seed they
+    share and per test resample."""
     seeds = set.intersection(*(set(v[0]) for v in values)) if values else set()
-    return ({s: np.min(np.vstack([v[0][s] for v in values]), axis=0) for s in seeds},
-            tuple(r for v in values for r in v[1]))
-
-
-def _mean(values: list[Measured]) -> Measured:
-    seeds = set.intersection(*(set(v[0]) for v in values)) if values else set()
-    return ({s: np.mean(np.vstack([v[0][s] for v in values]), axis=0) for s in seeds},
+    return ({s: reduce(np.vstack([v[0][s] for v in values]), axis=0) for s in seeds},
             tuple(r for v in values for r in v[1]))
 
 
@@ -114,7 +109,8 @@ def _c9(relative: bool):
         ours, printed_ones = [], []
         for attribute in ctx.attributes():
             cape = measure(ctx, "cape", ATTACKER_F1, attribute, target=attribute)
-            best = _lowest([measure(ctx, m, ATTACKER_F1, attribute, target=attribute) for m in CURRENT_METHODS])
+            best = _across([measure(ctx, m, ATTACKER_F1, attribute, target=attribute) for m in CURRENT_METHODS],
+                           np.min)
             change = ratio(cape, best) if relative else (
                 {s: cape[0][s] - best[0][s] for s in set(cape[0]) & set(best[0])}, cape[1] + best[1])
             ours.append(change)
@@ -127,7 +123,7 @@ def _c9(relative: bool):
                  f"({unit}), + 0.03")
         if not ours:
             return [blocked(label, COMPARABLE, "the dataset has no private variable")]
-        mean = _mean(ours)
+        mean = _across(ours, np.mean)
         paper = sum(printed_ones) / len(printed_ones) + ABOUT
         about = Reading("equivalence", 1, ABOUT_MARGIN, ABOUT_REASON)
         return [difference(label, mean, ctx.constant(-ABOUT, mean), about, paper_value=paper, attacker=CAPE_ATTACKER)]

@@ -128,6 +128,8 @@ def _appendix_rival(method: str) -> Builder:
     return build
 
 
+# F8's and F20's "improves upon" / "better trade-offs": fairer, less leakage, accuracy not lower by more than 0.02
+NOT_WORSE_ON_ANY = (("test_fairness", LOWER), ("test_leakage", LOWER), ("test_accuracy", NOT_LOWER))
 COMPETITORS = ("adv", "multiadv", "inlp", "noise")  # the previous methods FEDERATE's tables compare
 STATE_OF_THE_ART = ("adv", "multiadv", "inlp")  # §5's state of the art; Unconstrained is a "simple baseline"
 
@@ -197,7 +199,7 @@ def f8(ctx: ClaimContext) -> list[Part]:
     """FEDERATE against every previous method the paper compares: fairer, less leakage, accuracy not lower by
     more than 0.02."""
     return [compare(ctx, "federate", other, column, reading) for other in COMPETITORS
-            for column, reading in (("test_fairness", LOWER), ("test_leakage", LOWER), ("test_accuracy", NOT_LOWER))]
+            for column, reading in NOT_WORSE_ON_ANY]
 
 
 def f9(ctx: ClaimContext) -> list[Part]:
@@ -237,10 +239,12 @@ def rt_margins(ctx: ClaimContext, method: str | None = None) -> dict[str, Readin
             "test_leakage": paper_margin("equivalence", 1, leakage, "no significant differences", where)}
 
 
-def method_rt_margins(ctx: ClaimContext, method: str) -> dict[str, Reading | None]:
+def method_rt_margins(ctx: ClaimContext, method: str,
+                      pooled: dict[str, Reading | None] | None = None) -> dict[str, Reading | None]:
     """Each method's margins from its own printed rows; where they give none (no printed drop, or every RT
-    printed alike), the pooled margin over Tables 4–6, saying why."""
-    own, pooled = rt_margins(ctx, method), rt_margins(ctx)
+    printed alike), the pooled margin over Tables 4–6 (``pooled``: :func:`rt_margins`, if already at hand),
+    saying why."""
+    own, pooled = rt_margins(ctx, method), pooled or rt_margins(ctx)
     margins = {}
     for column, reading in own.items():
         if reading is None and pooled[column] is not None:
@@ -261,7 +265,7 @@ def f5(ctx: ClaimContext, per_method: bool = True) -> list[Part]:
     pooled = rt_margins(ctx)
     parts = []
     for method in RT_METHODS:
-        margins = method_rt_margins(ctx, method) if per_method else pooled
+        margins = method_rt_margins(ctx, method, pooled) if per_method else pooled
         gap = {rt: selected(ctx, method, "test_fairness", rt) for rt in RT_TABLES}
         printed_trend = (spearman(list(RT_TABLES), [_rt_printed(ctx, method, "test_fairness", rt) for rt in RT_TABLES])
                          if ctx.dataset == "twitter" else math.nan)
@@ -290,7 +294,7 @@ def f20(ctx: ClaimContext) -> list[Part]:
     parts = []
     for rt in RT_TABLES:
         for other in FIGURE2_COMPETITORS:
-            for column, reading in (("test_fairness", LOWER), ("test_leakage", LOWER), ("test_accuracy", NOT_LOWER)):
+            for column, reading in NOT_WORSE_ON_ANY:
                 part = compare(ctx, "federate", other, column, reading, rt)
                 paper = (_rt_printed(ctx, "federate", column, rt) - _rt_printed(ctx, other, column, rt)
                          if ctx.dataset == "twitter" else math.nan)
@@ -312,9 +316,13 @@ def _at(method: str) -> dict[str, float]:
     return {"lambda": FEDERATE_LAMBDA} if method == "federate" else {}
 
 
+def leakage(ctx: ClaimContext, method: str, **params: float) -> Measured:
+    """Leakage (FEDERATE's attacker on the protected attribute) of ``method`` at ``params``."""
+    return ctx.series(method, "attack_accuracy", attribute=protected(ctx), attacker=LEAKAGE_ATTACKER, **params)
+
+
 def leakage_at(ctx: ClaimContext, method: str, epsilon: float) -> Measured:
-    return ctx.series(method, "attack_accuracy", attribute=protected(ctx), attacker=LEAKAGE_ATTACKER,
-                      epsilon=epsilon, **_at(method))
+    return leakage(ctx, method, epsilon=epsilon, **_at(method))
 
 
 def f6(ctx: ClaimContext) -> list[Part]:
@@ -373,10 +381,6 @@ def f21(ctx: ClaimContext) -> list[Part]:
 
 # --- footnote 4: leakage over each method's hyper-parameters ------------------------------------------------------
 
-def _leakage_at(ctx: ClaimContext, method: str, **params: float) -> Measured:
-    return ctx.series(method, "attack_accuracy", attribute=protected(ctx), attacker=LEAKAGE_ATTACKER, **params)
-
-
 def f24(ctx: ClaimContext) -> list[Part]:
     """Footnote 4: "no significant change in Leakage across different hyperparameters": per method and swept
     hyper-parameter, leakage at the grid's largest value − at its smallest, within the paper's own margin for "no
@@ -398,8 +402,8 @@ def f24(ctx: ClaimContext) -> list[Part]:
             parts.append(blocked(label, reading, f"the grid has {len(values)} value(s) of {symbol} with runs, 2 needed",
                                  paper))
         else:
-            parts.append(difference(label, _leakage_at(ctx, method, **fixed, **{param: values[-1]}),
-                                    _leakage_at(ctx, method, **fixed, **{param: values[0]}), reading,
+            parts.append(difference(label, leakage(ctx, method, **fixed, **{param: values[-1]}),
+                                    leakage(ctx, method, **fixed, **{param: values[0]}), reading,
                                     attacker=LEAKAGE_ATTACKER, paper_value=paper))
     return parts
 

@@ -126,13 +126,15 @@ def reading_dependence(table: pd.DataFrame, paper_table: pd.DataFrame | None = N
     for (claim, dataset, setting), rows in labelled.groupby(["claim", "dataset", "setting"], sort=False):
         ours = dict(zip(rows["reading_label"], rows["holds"]))
         paper = {label: printed.get((claim, dataset, label), "") for label in ours}
-
-        def cell(outcomes: dict[str, str]) -> str:
-            shown = "; ".join(f"{label}: {outcome}" for label, outcome in outcomes.items() if outcome)
-            return shown + (" — **depends**" if len(set(outcomes.values()) - {"", "untestable", "not printed"}) > 1
-                            else "")
-        lines.append(f"| {claim} | {dataset} | {setting} | {cell(ours)} | {cell(paper)} |")
+        lines.append(f"| {claim} | {dataset} | {setting} | {_outcomes(ours)} | {_outcomes(paper)} |")
     return lines
+
+
+def _outcomes(by_reading: dict[str, str]) -> str:
+    """'label: outcome; …', marked **depends** when two readings reach different verdicts."""
+    shown = "; ".join(f"{label}: {outcome}" for label, outcome in by_reading.items() if outcome)
+    decided = set(by_reading.values()) - {"", "untestable", "not printed"}
+    return shown + (" — **depends**" if len(decided) > 1 else "")
 
 
 def _columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
