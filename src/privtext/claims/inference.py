@@ -152,6 +152,40 @@ def _satterthwaite_df(seed_variance: float, test_variance: float, n_seeds: int) 
     return (upper + max(test_variance, 0.0)) ** 2 * k / upper**2
 
 
+@dataclass(frozen=True)
+class TrendEstimate(Estimate):
+    """A mean over seeds of Spearman's ρ (:func:`privtext.claims.parts.trend`). Its interval is the crossed one
+    intersected with [−1, 1]: ρ cannot leave that range, so the intersection covers whenever the interval does.
+    Its sign is shown only when the crossed interval *and* a within-seed permutation test both show it
+    (``p_permutation_*``: the chance, were the measure unrelated to the swept value within each seed, of a mean ρ
+    as high or as low as the one observed). At few swept points and seeds the crossed interval alone is too
+    liberal under a flat truth (docs/claims.md, "Trends"); the permutation test is exact there, and requiring
+    both keeps each side's error at or below the permutation test's level."""
+
+    p_permutation_greater: float = math.nan
+    p_permutation_less: float = math.nan
+
+    def p_greater(self, threshold: float) -> float:
+        p = super().p_greater(threshold)
+        return max(p, self.p_permutation_greater) if threshold == 0 and math.isfinite(p) else p
+
+    def p_less(self, threshold: float) -> float:
+        p = super().p_less(threshold)
+        return max(p, self.p_permutation_less) if threshold == 0 and math.isfinite(p) else p
+
+
+def trend_estimate(replicates: Mapping[int, np.ndarray], p_greater: float, p_less: float,
+                   confidence: float = CONFIDENCE) -> Estimate:
+    """:class:`TrendEstimate` from per-seed ρ replicates (as :func:`crossed_estimate`) and the permutation
+    test's two one-sided p-values; a missing estimate where the crossed one is."""
+    crossed = crossed_estimate(replicates, confidence)
+    if not math.isfinite(crossed.low):
+        return crossed
+    fields = {f: getattr(crossed, f) for f in Estimate.__dataclass_fields__}
+    fields.update(low=max(crossed.low, -1.0), high=min(crossed.high, 1.0))
+    return TrendEstimate(**fields, p_permutation_greater=p_greater, p_permutation_less=p_less)
+
+
 def seeds_estimate(per_seed: Mapping[int, float], confidence: float = CONFIDENCE) -> Estimate:
     """The t-interval over seeds alone (a quantity with no test-set sampling)."""
     return crossed_estimate({s: np.array([v]) for s, v in per_seed.items()}, confidence)
