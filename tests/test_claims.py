@@ -16,6 +16,7 @@ from scipy import stats
 from conftest import SHARED
 from privtext.claims.claim import HEDGES
 from privtext.claims.context import EQUAL_EFFECTIVE, L1_SETTING, NOMINAL, REFERENCE_CODE
+from privtext.claims.departures import run_settings
 from privtext.claims.table import CLAIMS, COLUMNS, PAPER_QUOTE_FILES, claims_table, formal_rows, paper_readings
 from privtext.report.artefacts.common import ArtefactInputs, normalise_published, prepare_measures
 
@@ -653,6 +654,49 @@ def test_the_evidence_recomputes_every_saved_test_measure_of_a_real_run(tiny_cla
     recomputed = {m for m in tested["measure"]
                   if all(len(evidence.replicates(r)) == 21 for r in tested[tested["measure"] == m].itertuples())}
     assert {"accuracy", "attack_accuracy", "empirical_privacy_demographic", "fairness", "accuracy_gap"} <= recomputed
+
+
+def _recorded(run_dir: Path):
+    """A run's settings read straight from its metrics.json, as a reviewer would."""
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    history = metrics.get("history") or {}
+    info = {"finetune": metrics.get("finetune"), "n_train": metrics.get("n_train"),
+            "n_train_available": metrics.get("n_train_available"), "batch_size": history.get("batch_size"),
+            "epochs_planned": history.get("epochs_planned"), "epochs_run": history.get("epochs_run"),
+            "layer": metrics.get("layer"), "differentially_private": metrics.get("differentially_private")}
+    return run_settings(str(run_dir), metrics["method"], run_dir.parts[-3 - len(metrics["params"])], info)
+
+
+RUN_TERMS = ("encoder", "frozen", "size", "mechanism", "batch", "epochs")  # what the runs' own records decide
+
+
+def test_a_real_claims_tables_departures_are_what_its_runs_recorded(tiny_claims_run, monkeypatch):
+    """Issue 40, acceptance 1: each row's departures, re-derived from its runs' metrics.json."""
+    from privtext.claims import cape, dpnr, federate
+    from privtext.claims.departures import RunSettings, derive
+
+    monkeypatch.chdir(tiny_claims_run)
+    table = pd.read_csv("results/tables/claims.csv", keep_default_na=False)
+    judged = table[table["grid_points"] != ""]
+    assert len(judged) >= 5
+    seen = set()
+    for _, row in judged.iterrows():
+        runs = [_recorded(Path(r)) for r in row["grid_points"].split(";")]
+        procedure = {"DPNR": dpnr.PROCEDURE, "CAPE": cape.PROCEDURE, "FEDERATE": federate.PROCEDURE}[row["paper"]]
+        expected = derive(procedure, row["dataset"], row["dataset_kind"], runs, [], []).terms
+        listed = [t for t in row["departures"].split(", ") if t]
+        assert [t for t in listed if t in RUN_TERMS] == [t for t in expected if t in RUN_TERMS], row["claim"]
+        assert "data" in listed  # demo is synthetic
+        seen.update(listed)
+        if row["setting"].startswith("reference code"):
+            assert "mechanism" not in listed
+    # the tiny run: frozen MiniLM, DPNR's noise, one epoch (DPNR ran 4)
+    assert {"encoder", "frozen", "mechanism", "epochs", "data"} <= seen
+    # and a run that recorded something else is caught: the same row, one run fine-tuned at the paper's epochs
+    row = judged[(judged["claim"] == "D1") & (judged["setting"] == "nominal ε")].iloc[0]
+    runs = [_recorded(Path(r)) for r in row["grid_points"].split(";")]
+    other = [RunSettings(**{**vars(r), "finetune": True, "epochs_planned": 4, "epochs_run": 4}) for r in runs]
+    assert derive(dpnr.PROCEDURE, "demo", "synthetic", other, [], []).terms != row["departures"].split(", ")
 
 
 def test_the_report_opens_with_the_claims(tiny_claims_run):

@@ -18,6 +18,7 @@ import numpy as np
 from privtext.claims import formal
 from privtext.claims.claim import Alternative, Claim
 from privtext.claims.context import CAPE_ATTACKER, ClaimContext, accuracy, params_of, ratio
+from privtext.claims.departures import JOINT, Procedure
 from privtext.claims.margins import paper_margin, printed
 from privtext.claims.parts import (COMPARABLE, HIGHER, LOWER, Measured, Part, blocked, difference, hedged, spearman,
                                    trend, values_text)
@@ -37,6 +38,12 @@ ATTACKER_F1 = "attack_macro_f1"
 CLASS1_F1 = "attack_class1_f1"
 ATTACKER_ACCURACY = "attack_accuracy"
 TABLE3_METRIC = {ATTACKER_F1: "attacker_f1", ATTACKER_ACCURACY: "attacker_accuracy"}
+# §2: "we train a feature extractor consisting of a pre-trained BERT model along with two dense" layers, which
+# leaves open whether BERT's weights train; its code froze them, so no `frozen` departure is read. Its attacker numbers
+# are the "secondary classifier" trained "along with the target task" (§2.2): the joint adversary; batch and
+# epochs unstated. Its code drew one noise vector per model (docs/methods.md).
+PROCEDURE = Procedure(encoder={"*": "bert-base-uncased"}, trains_encoder=False, attacker=JOINT,
+                      code_layers=("minmax_cape_code",), code_mechanism="the code's one noise vector per model")
 
 
 def measure(ctx: ClaimContext, method: str, name: str, attribute: str, target: str | None = None,
@@ -137,7 +144,8 @@ def c8(ctx: ClaimContext) -> list[Part]:
     parts = []
     for method in ("cape", "cape_dp"):
         fixed = {"lambda": 1.0} if method == "cape" else {}
-        values = params_of(ctx, method, "accuracy", "epsilon", **fixed)
+        values = params_of(ctx, method, "accuracy", "epsilon", paper=TABLE4_EPSILONS if method == "cape" else (),
+                           **fixed)
         task = {v: measure(ctx, method, "accuracy", target, target=target, **{**fixed, "epsilon": v}) for v in values}
         parts.append(trend(f"Spearman ρ(ε, test accuracy), {ctx.method(method)}, ε ∈ {values_text(values)}", task,
                            HIGHER, paper_value=_table4_trend(ctx, "epsilon", TABLE4_EPSILONS, "target_accuracy")
@@ -216,8 +224,8 @@ def c4(ctx: ClaimContext) -> list[Part]:
     target = _table4_target(ctx)
     parts = []
     for param, fixed, privacy_sign in (("epsilon", {"lambda": 1.0}, HIGHER), ("lambda", {"epsilon": 0.1}, LOWER)):
-        values = params_of(ctx, "cape", ATTACKER_F1, param, **fixed)
         swept = TABLE4_EPSILONS if param == "epsilon" else TABLE4_LAMBDAS
+        values = params_of(ctx, "cape", ATTACKER_F1, param, paper=swept, **fixed)
         privacy = {v: measure(ctx, "cape", ATTACKER_F1, target, target=target, **{**fixed, param: v}) for v in values}
         task = {v: measure(ctx, "cape", "accuracy", target, target=target, **{**fixed, param: v}) for v in values}
         symbol = "ε" if param == "epsilon" else "λ"

@@ -14,6 +14,7 @@ from privtext.claims import formal
 from privtext.claims.claim import Claim
 from privtext.claims.context import (DPNR_ATTACKER, ClaimContext, accuracy, empirical_privacy, params_of,
                                      privacy_kind)
+from privtext.claims.departures import FRESH, Procedure
 from privtext.claims.margins import paper_margin
 from privtext.claims.parts import (COMPARABLE, HIGHER, LOWER, NOT_LOWER, Part, blocked, difference, hedged,
                                    spearman, trend, values_text)
@@ -28,6 +29,11 @@ NONPRIV = "dpnr_nonpriv"
 ADV = "dpnr_adv"
 ADV_LAMBDA = 1.0  # dpnr_adv's paper default (privtext.methods.dpnr_adv)
 PUBLISHED_AS = {NONPRIV: "nonpriv", ADV: "adv", "dpnr": "dpnr"}
+# §4.3: "we apply BERT base"; Algorithm 1, step 4: "do backpropagation to update f and C" (the encoder trained
+# through the noise); "We run 4 epochs"; its attacker "trained over the target model" once it is trained (a
+# fresh one); batch unstated. Its code added one noise scalar per example (docs/methods.md).
+PROCEDURE = Procedure(encoder={"*": "bert-base-cased"}, trains_encoder=True, attacker=FRESH, epochs=4,
+                      code_layers=("minmax_dpnr_code",), code_mechanism="the code's one noise scalar per example")
 
 
 def _eps(value: float) -> str:
@@ -100,6 +106,8 @@ def d3(ctx: ClaimContext) -> list[Part]:
 
 
 MU = 0.5  # "μ = 0.5 can still provide a relatively high accuracy" (§4.4.2)
+TABLE3_MUS = (0.1, 0.3, 0.5, 0.8)
+TABLE3_SWEEP = (0.0, *TABLE3_MUS)  # Table 3's μ at ε = 1, with Table 2's μ = 0 beside them
 
 
 def dropout_margin(ctx: ClaimContext) -> Reading | None:
@@ -117,7 +125,7 @@ def d12(ctx: ClaimContext) -> list[Part]:
     """D4's empirical part: accuracy at μ = 0.5 against μ = 0 (ε = 1), and empirical privacy over μ."""
     dpnr = ctx.method("dpnr")
     kind = f"empirical_privacy_{privacy_kind(ctx)}"
-    mus = params_of(ctx, "dpnr", kind, "mu", epsilon=1.0)
+    mus = params_of(ctx, "dpnr", kind, "mu", paper=TABLE3_SWEEP, epsilon=1.0)
     label = f"test accuracy, {dpnr} ε = 1, μ = {MU:g} − μ = 0"
     paper = ctx.printed("dpnr", "table3", "dpnr", "main_accuracy", 0.01, eps="1", mu=_eps(MU)) - _table2(ctx, "dpnr", 1.0)
     reading = dropout_margin(ctx)
@@ -131,13 +139,12 @@ def d12(ctx: ClaimContext) -> list[Part]:
                   "Table 3 prints accuracy only)", privacy, HIGHER, attacker=DPNR_ATTACKER)]
 
 
-TABLE3_MUS = (0.1, 0.3, 0.5, 0.8)
 
 
 def d11(ctx: ClaimContext) -> list[Part]:
     """"as μ becomes larger, accuracy starts to degrade": Spearman ρ(μ, accuracy) < 0 at ε = 1 (Table 3's μ; our
     runs' μ include 0)."""
-    mus = params_of(ctx, "dpnr", "accuracy", "mu", epsilon=1.0)
+    mus = params_of(ctx, "dpnr", "accuracy", "mu", paper=TABLE3_SWEEP, epsilon=1.0)
     printed_trend = spearman(list(TABLE3_MUS), [ctx.printed("dpnr", "table3", "dpnr", "main_accuracy", 0.01, eps="1",
                                                             mu=_eps(mu)) for mu in TABLE3_MUS])
     return [trend(f"Spearman ρ(μ, test accuracy), {ctx.method('dpnr')} ε = 1, μ ∈ {values_text(mus)}",
@@ -145,7 +152,8 @@ def d11(ctx: ClaimContext) -> list[Part]:
 
 
 def d5(ctx: ClaimContext) -> list[Part]:
-    epsilons = params_of(ctx, "dpnr", f"empirical_privacy_{privacy_kind(ctx)}", "epsilon", mu=0.0)
+    epsilons = params_of(ctx, "dpnr", f"empirical_privacy_{privacy_kind(ctx)}", "epsilon", paper=TABLE2_EPSILONS,
+                         mu=0.0)
     privacy = {eps: empirical_privacy(ctx, "dpnr", epsilon=eps) for eps in epsilons}
     return [trend(f"Spearman ρ(ε, empirical privacy), {ctx.method('dpnr')}, ε ∈ {values_text(epsilons)}", privacy,
                   LOWER, attacker=DPNR_ATTACKER)]

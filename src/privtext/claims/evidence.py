@@ -41,6 +41,10 @@ class ExampleEvidence:
         self.seed = seed
         self._datasets: dict[str, _TestSet] = {}
         self._runs: dict[str, _Run] = {}
+        # one measure's replicates per (run, measure, attribute, attacker, group): the claims read the same
+        # measures many times (FEDERATE's selected runs in every claim, each RT), and each costs a pass of the
+        # weight matrix over the test set
+        self._replicates: dict[tuple, np.ndarray] = {}
 
     def test_set(self, dataset: str) -> "_TestSet":
         if dataset not in self._datasets:
@@ -56,7 +60,8 @@ class ExampleEvidence:
         return self._runs[run_dir]
 
     def run_info(self, run_dir: str) -> dict[str, Any]:
-        """Training rows, optimiser steps and convergence as the run's metrics.json records them."""
+        """Training rows, optimiser steps, convergence and the settings departures are read from, as the run's
+        metrics.json records them."""
         return self.run(run_dir).info
 
     def replicates(self, row: Any) -> np.ndarray:
@@ -65,6 +70,15 @@ class ExampleEvidence:
         size = 1 + self.n_resamples
         if row.split != "test" or row.measure.startswith("mdl_"):
             return np.full(size, float(row.value))  # no test-set sampling: no records to read
+        key = tuple(None if isinstance(v, float) and math.isnan(v) else v  # NaN never equals itself
+                    for v in (row.dataset, row.run_dir, row.measure, row.attribute, row.attacker, row.group,
+                              float(row.value)))
+        if key not in self._replicates:
+            self._replicates[key] = self._computed(row, size)
+            self._replicates[key].flags.writeable = False  # shared by every caller
+        return self._replicates[key]
+
+    def _computed(self, row: Any, size: int) -> np.ndarray:
         computed = measure_replicates(row, self.test_set(row.dataset), self.run(row.run_dir))
         if computed is None:
             return np.full(size, float(row.value))
@@ -111,7 +125,12 @@ class _Run:
         history = metrics.get("history") or {}
         return {"n_train": metrics.get("n_train"), "n_train_available": metrics.get("n_train_available"),
                 "max_train": metrics.get("max_train"), "optimizer_steps": history.get("optimizer_steps"),
-                "required_steps": history.get("required_steps"), "converged": history.get("converged")}
+                "required_steps": history.get("required_steps"), "converged": history.get("converged"),
+                # the settings a row's departures are read from (privtext.claims.departures)
+                "finetune": metrics.get("finetune"), "layer": metrics.get("layer"),
+                "differentially_private": metrics.get("differentially_private"),
+                "batch_size": history.get("batch_size"), "epochs_planned": history.get("epochs_planned"),
+                "epochs_run": history.get("epochs_run")}
 
     def attacker_predictions(self, attacker: str, attribute: str, test: _TestSet) -> np.ndarray:
         try:

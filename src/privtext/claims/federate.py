@@ -18,7 +18,8 @@ from dataclasses import replace
 from privtext.claims import formal
 from privtext.claims.claim import Alternative, Builder, Claim, Variant
 from privtext.claims.context import (LEAKAGE_ATTACKER, RT, ClaimContext, params_of, protected, ratio, selected,
-                                     zero)
+                                     selection_grid, zero)
+from privtext.claims.departures import FEATURES, FRESH, Procedure
 from privtext.claims.margins import paper_margin, printed
 from privtext.claims.parts import (COMPARABLE, HIGHER, LOWER, NOT_LOWER, Measured, Part, blocked, difference,
                                    hedged, spearman, trend, values_text)
@@ -34,6 +35,13 @@ WORDS = {"test_fairness": "fairness gap (TPR-gap/GRMS)", "test_leakage": f"leaka
 LABELS = {"nonpriv": "Unconstrained", "adv": "Adversarial", "multiadv": "Adversarial + Multiple", "inlp": "INLP",
           "noise": "Noise", "federate": "FEDERATE"}
 PERCENT = 0.01
+# §5 and Appendix D: Twitter's tweets "obtained from a Deepmoji encoder", Bios encoded "with BERT … over the CLS
+# token" (both pre-encoded files: the datasets' own features here, as Adult's and CelebA's), "batch size of 2000",
+# leakage by an attacker trained on the frozen representation; epochs unstated. Its code normalised by L2, not
+# L1 (F15).
+PROCEDURE = Procedure(encoder={"*": "bert-base-uncased", **{d: FEATURES for d in (*MAIN, *APPENDIX)}},
+                      trains_encoder=False, attacker=FRESH, batch_size=2000, code_layers=("l2_code",),
+                      code_mechanism="the code's L2 normalisation")
 
 
 def _metric(dataset: str, column: str) -> str:
@@ -328,7 +336,8 @@ def leakage_at(ctx: ClaimContext, method: str, epsilon: float) -> Measured:
 def f6(ctx: ClaimContext) -> list[Part]:
     parts = []
     for method in ("noise", "federate"):
-        epsilons = params_of(ctx, method, "attack_accuracy", "epsilon", mu=0.0, **_at(method))
+        epsilons = params_of(ctx, method, "attack_accuracy", "epsilon", paper=TABLE7_EPSILONS, mu=0.0,
+                             **_at(method))
         paper = spearman(list(TABLE7_EPSILONS), [_table7(ctx, method, "leakage", e) for e in TABLE7_EPSILONS])
         parts.append(trend(f"Spearman ρ(ε, leakage ({LEAKAGE_ATTACKER})), {method}"
                            f"{' λ = 1' if method == 'federate' else ''}, ε ∈ {values_text(epsilons)}",
@@ -390,7 +399,8 @@ def f24(ctx: ClaimContext) -> list[Part]:
               ("federate", "lambda", {"epsilon": 8.0}), ("federate", "epsilon", {"lambda": FEDERATE_LAMBDA}))
     parts = []
     for method, param, fixed in sweeps:
-        values = params_of(ctx, method, "attack_accuracy", param, **fixed)
+        values = params_of(ctx, method, "attack_accuracy", param, paper=selection_grid(ctx.dataset, method)[param],
+                           **fixed)
         symbol = "ε" if param == "epsilon" else "λ"
         at = "".join(f", {'ε' if k == 'epsilon' else 'λ'} = {v:g}" for k, v in fixed.items())
         label = f"leakage ({LEAKAGE_ATTACKER}), {method}{at}: largest {symbol} − smallest {symbol} of {values_text(values)}"

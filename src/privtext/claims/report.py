@@ -20,7 +20,8 @@ VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion contradicted, yellow n
     "holds": "#0072B2", "not shown": "#F0E442", "contradicted": "#D55E00", "untestable": "#DDDDDD",
 }
 MARKDOWN_COLUMNS = ("claim", "dataset", "kind", "setting", "measurement", "reading", "estimate", "95% CI", "seeds",
-                    "holds on our runs", "paper", "matches paper", "paper's own numbers")
+                    "holds on our runs", "one seed left out", "departures", "paper", "matches paper",
+                    "paper's own numbers")
 
 
 def _number(value: Any) -> str:
@@ -79,6 +80,8 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
                    for lo, hi in zip(table["ci_low"], table["ci_high"])],
         "seeds": table["n_seeds"],
         "holds on our runs": [f"**{v}**" if v in ("holds", "contradicted") else v for v in table["holds"]],
+        "one seed left out": [_stability(v) for v in table["seed_stability"].fillna("")],
+        "departures": table["departures"].fillna(""),
         "paper": table["paper_value"].map(_number), "matches paper": table["matches_paper"],
         "paper's own numbers": table["paper_reading"],
     }, columns=list(MARKDOWN_COLUMNS))
@@ -100,9 +103,44 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
         lines += ["", "## The papers' own numbers, read the same way", "",
                   markdown_table(paper_table.assign(claim=row_names(paper_table))[
                       ["claim", "dataset", "source", "paper_values", "paper_reading", "paper_reading_at_0.02"]])]
+    lines += departures_and_stability(table)
     lines += reading_dependence(table, paper_table)
     paths[1].write_text("\n".join(lines) + "\n")
     return paths
+
+
+def _stability(text: str) -> str:
+    return "stable" if text.startswith("stable") else text
+
+
+def departures_and_stability(table: pd.DataFrame) -> list[str]:
+    """The section that says, for each contradicted or not-shown row on a paper's own dataset, how its run
+    departs from the paper's procedure, and which judged rows a single seed moves (docs/claims.md)."""
+    kind, code = table["dataset_kind"], table["setting"] == REFERENCE_CODE
+    own = table[(kind == "the paper's") & ~code & table["holds"].isin(["contradicted", "not shown"])]
+    stability = table["seed_stability"].fillna("")
+    judged = table[table["holds"].isin(["holds", "not shown", "contradicted"]) & (stability != "")]
+    moved = judged[~judged["seed_stability"].str.startswith("stable")]
+    lines = ["", "## What a verdict rests on", "",
+             f"Leave-one-seed-out: {len(judged) - len(moved)} of {len(judged)} judged rows keep their verdict with "
+             "any one seed left out (column `seed_stability`; the rule is the same on the seeds left)"
+             + (": the others are listed below." if len(moved) else ".")]
+    if len(own):
+        lines += ["", "Contradicted and not-shown rows on the papers' own datasets, with how our run departs from "
+                  "the paper's (column `departures_detail`; docs/claims.md, \"Departures\"):", "",
+                  _markdown_table(own.assign(claim=row_names(own))[
+                      ["claim", "dataset", "setting", "holds", "departures_detail"]])]
+    if len(moved):
+        lines += ["", "Judged rows a single seed moves:", "",
+                  _markdown_table(moved.assign(claim=row_names(moved))[
+                      ["claim", "dataset", "setting", "holds", "seed_stability"]])]
+    return lines
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    from privtext.report.artefacts.common import markdown_table  # the project's one markdown writer
+
+    return markdown_table(frame)
 
 
 def _met(text: str) -> str:

@@ -19,10 +19,11 @@ import pandas as pd
 from privtext.claims import cape, dpnr, federate
 from privtext.claims.claim import HEDGES, Alternative, Claim, Variant
 from privtext.claims.context import CODE_METHODS, SETTINGS, ClaimContext
+from privtext.claims.departures import Departures, derive, run_settings
 from privtext.claims.inference import missing_estimate
 from privtext.claims.margins import OWN_USAGE
 from privtext.claims.parts import HIGHER, Part
-from privtext.claims.seed_shape import SEEDS_NEEDED
+from privtext.claims.seed_shape import LEVEL as SEED_SHAPE_LEVEL, SEEDS_NEEDED
 from privtext.claims.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, ALPHA, MIN_SEEDS, Judgement,
                                       PartJudgement, judge, paper_reading)
 from privtext.methods.spec import TRAINING_RULE
@@ -34,11 +35,13 @@ PAPER_QUOTE_FILES = {"DPNR": ("dpnr.md", "dpnr.pdf-text.txt", "dpnr.tex-text.txt
                      "FEDERATE": ("federate.md",)}
 # A paper's claims are judged where its methods ran (the method or an ablation of it)
 PAPER_METHODS = {"DPNR": ("dpnr",), "CAPE": ("cape",), "FEDERATE": ("federate", "noise")}
+# What each paper did, as its text states it: a row's departures are read against it (claims/departures.py)
+PROCEDURES = {"DPNR": dpnr.PROCEDURE, "CAPE": cape.PROCEDURE, "FEDERATE": federate.PROCEDURE}
 COLUMNS = ("claim", "reading_label", "paper", "claim_text", "quote", "source", "dataset", "dataset_kind", "setting",
            "reading", "hedge", "margin_reason", "measurement", "estimate", "ci_low", "ci_high", "df", "n_seeds", "p_value",
            "holds", "paper_value", "matches_paper", "paper_reading", "paper_reading_at_0.02", "epsilon_effective",
-           "encoder", "train_rows", "attacker", "seeds", "converged", "seed_check", "reason", "parts", "per_seed",
-           "grid_points")
+           "encoder", "train_rows", "attacker", "seeds", "converged", "departures", "departures_detail", "seed_check",
+           "seed_stability", "reason", "parts", "per_seed", "grid_points")
 PAPER_COLUMNS = ("claim", "reading_label", "dataset", "source", "reading", "paper_values", "paper_reading",
                  "paper_reading_at_0.02")
 
@@ -90,6 +93,20 @@ def _conditions(ctx: ClaimContext, parts: Sequence[Part]) -> dict[str, str]:
     }
 
 
+def row_departures(claim: Claim, ctx: ClaimContext, parts: Sequence[Part]) -> Departures:
+    """The row's departures from the paper's procedure (:mod:`privtext.claims.departures`), derived from what
+    its runs recorded: metrics.json through the evidence (without it, as in unit tests on hand-made measures,
+    only what the measures table holds) and the measures index."""
+    runs = list(dict.fromkeys(r for p in parts for r in p.runs))
+    known = _known_runs(ctx, runs)
+    settings = [run_settings(str(r), str(row["method"]), str(row.get("encoder") or ""),
+                             ctx.evidence.run_info(r) if ctx.evidence is not None else None)
+                for r, row in known.iterrows()]
+    attackers = [p.attacker for p in parts if p.attacker and p.runs]
+    return derive(PROCEDURES.get(claim.paper), ctx.dataset, claim.kind(ctx.dataset) or "the paper's", settings,
+                  attackers, ctx.reads)
+
+
 def _train_rows(used: int, available: int | None) -> str:
     """'10000 of 32561 (capped)' where the training cap left rows out, else '32561'."""
     return f"{used} of {available} (capped)" if available is not None and used < available else str(used)
@@ -139,7 +156,8 @@ def _seed_check(ctx: ClaimContext, parts: Sequence[Part], families: Mapping[str,
     return f"second optimum: {', '.join(flagged)}" if flagged else "no second optimum found in seed_shape"
 
 
-def judge_parts(parts: Sequence[Part], hedge: str) -> Judgement:
+def judge_parts(parts: Sequence[Part], hedge: str, min_seeds: int = MIN_SEEDS,
+                shape_level: float = SEED_SHAPE_LEVEL) -> Judgement:
     """The verdict on a claim's parts: the hedged ones need ``HEDGES[hedge]`` of them to hold, every other part
     must hold. Two families are judged at ``ALPHA / 2`` each (Bonferroni), so a contradiction in either keeps
     the claim's family-wise error; "holds" needs both (an intersection–union test)."""
@@ -151,7 +169,8 @@ def judge_parts(parts: Sequence[Part], hedge: str) -> Judgement:
     for family in families:
         members = [parts[i] for i in family]
         need = HEDGES[hedge](len(members)) if members[0].hedged else None
-        result = judge([(p.label, p.reading, p.estimate, p.blocker) for p in members], alpha, MIN_SEEDS, need)
+        result = judge([(p.label, p.reading, p.estimate, p.blocker) for p in members], alpha, min_seeds, need,
+                       shape_level)
         judged.update(zip(family, result.parts))
         verdicts.append(result.outcome)
         reasons.append(result.reason)
@@ -165,6 +184,26 @@ def judge_parts(parts: Sequence[Part], hedge: str) -> Judgement:
         overall = "not shown"
     reason = "; ".join(r for r, v in zip(reasons, verdicts) if v == overall)
     return Judgement(overall, reason, tuple(judged[i] for i in range(len(parts))))
+
+
+def seed_stability(parts: Sequence[Part], hedge: str, outcome: str) -> str:
+    """Leave-one-seed-out: does the verdict ``outcome`` stay when any one seed is left out of every part? Each
+    such judgement uses the seeds left, by the same rule but for the 5-seed minimum (lowered by one) and the
+    seed-shape check (at 4 seeds it tests nothing the row's own check did not, and a Spearman ρ's few discrete
+    values split into two "groups" by chance). '' for an untestable row; else 'stable (…)' or, per seed that
+    moves it, the verdict without it."""
+    seeds = sorted({s for p in parts if p.on_seeds is not None and not p.blocker for s in p.estimate.per_seed})
+    if outcome == "untestable" or len(seeds) < 3:
+        return ""
+    moved = []
+    for left_out in seeds:
+        kept = [s for s in seeds if s != left_out]
+        reduced = [dataclasses.replace(p, estimate=p.on_seeds(kept)) if p.on_seeds is not None and not p.blocker
+                   else p for p in parts]
+        without = judge_parts(reduced, hedge, min_seeds=min(MIN_SEEDS, len(kept)), shape_level=0.0).outcome
+        if without != outcome:
+            moved.append(f"without seed {left_out}: {without}")
+    return "; ".join(moved) if moved else f"stable (each of {len(seeds)} seeds left out in turn)"
 
 
 def _paper_reading(parts: Sequence[Part], hedge: str, at_conventional: bool = False) -> str:
@@ -211,6 +250,7 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
     summary = "; ".join(f"{p.label}: {_number(p.estimate.mean) or 'n/a'} [{_number(p.estimate.low)}, "
                         f"{_number(p.estimate.high)}] → {j.outcome}" for p, j in zip(parts, judgement.parts))
     kind = claim.kind(ctx.dataset) or "the paper's"
+    departures = row_departures(claim, ctx, parts)
     return {
         "claim": claim.id, "reading_label": label, "paper": claim.paper, "claim_text": claim.text,
         "quote": " … ".join(f"“{q}”" for q in sentence.quote), "source": sentence.source,
@@ -226,7 +266,9 @@ def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list
         "paper_reading": _paper_reading(parts, how.hedge),
         "paper_reading_at_0.02": _paper_reading(parts, how.hedge, at_conventional=True),
         **_conditions(ctx, parts),
+        "departures": departures.text(), "departures_detail": departures.detail_text(),
         "seed_check": _seed_check(ctx, parts, families) if any(p.runs for p in parts) else "",
+        "seed_stability": seed_stability(parts, how.hedge, judgement.outcome),
         "reason": (note + " " if note else "") + judgement.reason, "parts": summary, "per_seed": _per_seed(parts),
         "grid_points": ";".join(dict.fromkeys(r for p in parts for r in p.runs)),
     }
@@ -238,7 +280,8 @@ def _unavailable_rows(claim: Claim, ctx: ClaimContext) -> list[dict[str, Any]]:
     rows = []
     for label, how in claim.readings(ctx.dataset):
         row = _row(claim, sentence, ctx, how.build(ctx), label=label, how=how)
-        row.update(holds="untestable", matches_paper="", reason=(
+        row.update(holds="untestable", matches_paper="", departures="", departures_detail="", seed_stability="",
+                   reason=(
             (f"Reading '{label}'. " if label else "")
             + f"not in this run: {ctx.dataset} is not available offline or was not selected (Trustpilot, Twitter "
             "and Bias in Bios need their files in raw_dir; CelebA, Blog and AG are offline). To settle it, run the "
@@ -283,8 +326,8 @@ def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, ev
         for dataset in datasets:
             sentence = claim.on(dataset)
             for setting in claim.settings:
-                ctx = ClaimContext(inputs, dataset, setting, evidence)
                 for label, how in claim.readings(dataset):
+                    ctx = ClaimContext(inputs, dataset, setting, evidence)  # one per reading: its own grid reads
                     rows.append(_row(claim, sentence, ctx, how.build(ctx), families=seed_families, label=label,
                                      how=how))
         missing = [d for d in claim.all_datasets if d not in datasets]

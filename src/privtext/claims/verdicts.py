@@ -138,7 +138,7 @@ def _interval(estimate: Estimate) -> str:
 
 
 def judge(parts: Sequence[tuple[str, Reading, Estimate, str]], alpha: float = ALPHA,
-          min_seeds: int = MIN_SEEDS, need: int | None = None) -> Judgement:
+          min_seeds: int = MIN_SEEDS, need: int | None = None, shape_level: float = SEED_SHAPE_LEVEL) -> Judgement:
     """The verdict on a claim from its parts ``(label, reading, estimate, blocker)``; ``blocker`` is a reason
     the part cannot be judged ('' when it can, e.g. 'not converged'). ``need``: how many parts must hold (the
     paper's hedge, e.g. "in most cases": more than half); all of them by default.
@@ -147,7 +147,7 @@ def judge(parts: Sequence[tuple[str, Reading, Estimate, str]], alpha: float = AL
     intersection–union test, no correction needed). With fewer, the parts shown to hold are counted after
     Holm's procedure over their p-values, so "at least ``need`` parts hold" keeps a family-wise error of
     ``alpha``; it is contradicted when Holm shows more than ``n − need`` parts opposite (fewer than ``need``
-    can then hold)."""
+    can then hold). ``shape_level``: the seed-shape check's level per claim (0: not run)."""
     if not parts:
         raise ValueError("judge() needs at least one part")
     n = len(parts)
@@ -156,7 +156,7 @@ def judge(parts: Sequence[tuple[str, Reading, Estimate, str]], alpha: float = AL
         raise ValueError(f"need must be between 1 and the number of parts ({n}), got {need}")
     # the seed-shape test's level is split over the parts (Bonferroni), so a claim of normal seeds is made
     # untestable by it at most SEED_SHAPE_LEVEL of the time, for one part or fifteen
-    blockers = [blocker or untestable_reason(estimate, min_seeds, SEED_SHAPE_LEVEL / len(parts))
+    blockers = [blocker or untestable_reason(estimate, min_seeds, shape_level / len(parts))
                 for _, _, estimate, blocker in parts]
     testable = [i for i, b in enumerate(blockers) if not b]
     p_hold = [parts[i][1].p_holds(parts[i][2]) if i in testable else math.nan for i in range(n)]
