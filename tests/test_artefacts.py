@@ -170,7 +170,7 @@ def test_the_papers_methods_keep_their_place_label_colour_and_marker():
     from privtext.report.artefacts.common import METHOD_ORDER, METHOD_STYLES
 
     papers = ["majority", "random", "nonpriv", "adv", "adv_br", "multiadv", "inlp", "noise", "dpnr_nonpriv", "dpnr",
-              "dpnr_calibrated", "dpnr_code", "cape_base", "cape_adv", "cape_dp", "cape_dp_calibrated", "cape",
+              "dpnr_calibrated", "dpnr_code", "cape_base", "cape_adv", "cape_dp", "cape_dp_calibrated", "cape_dp_code", "cape",
               "cape_calibrated", "cape_code", "federate"]
     assert [m for m in METHOD_ORDER if m in papers] == papers
     shown = {m: (s.label, s.colour, s.marker) for m, s in METHOD_STYLES.items()}

@@ -28,6 +28,7 @@ PINNED_GRID_PARAMS = {
     "federate": ("epsilon", "lambda"), "dpnr_calibrated": ("epsilon",), "cape_calibrated": ("epsilon", "lambda"),
     "dpnr_code": ("epsilon",), "cape_code": ("epsilon", "lambda"), "dpnr_nonpriv": (), "cape_base": (),
     "cape_adv": ("lambda",), "cape_dp": ("epsilon",), "cape_dp_calibrated": ("epsilon",),
+    "cape_dp_code": ("epsilon",),
 }
 
 

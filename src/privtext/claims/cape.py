@@ -299,7 +299,7 @@ CLAIMS = (
            "variable targeted in training",),
           f"{SOURCE}, §4 (Discussion and Conclusion); Table 3",
           "attacker F1 of Adv. (targeting the variable) below DP's; 'can' asks for at least one variable",
-          c5, DATASETS, SUBSTITUTES, hedge="can"),
+          c5, DATASETS, SUBSTITUTES, hedge="can", code_variant=True),
     Claim("C6", PAPER, "adding DP noise harms task accuracy",
           ("Adding DP noise clearly harms performance outcomes",),
           f"{SOURCE}, §4 (Discussion and Conclusion); Table 3", "accuracy of DP below Base's", c6, DATASETS,

@@ -30,7 +30,7 @@ SETTINGS = {"minmax": (NOMINAL, EQUAL_EFFECTIVE), "l1": (L1_SETTING,), "none": (
 # The method that plays DPNR or CAPE (or CAPE's DP ablation) in each setting: its honest-ε twin (Lap(D/ε)) at
 # equal effective ε, and the reference code's mechanism (one noise scalar per example / one vector per model).
 TWINS = {EQUAL_EFFECTIVE: {"dpnr": "dpnr_calibrated", "cape": "cape_calibrated", "cape_dp": "cape_dp_calibrated"},
-         REFERENCE_CODE: {"dpnr": "dpnr_code", "cape": "cape_code"}}
+         REFERENCE_CODE: {"dpnr": "dpnr_code", "cape": "cape_code", "cape_dp": "cape_dp_code"}}
 CODE_METHODS = frozenset(TWINS[REFERENCE_CODE].values())
 
 

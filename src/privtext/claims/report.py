@@ -54,7 +54,7 @@ def claims_notes(table: pd.DataFrame, seeds: Sequence[int] = ()) -> list[str]:
         f"Settings: '{NOMINAL}' runs DPNR and CAPE with their published min-max layer (Lap(1/ε), guarantee D·ε); "
         f"'{EQUAL_EFFECTIVE}' swaps in dpnr_calibrated / cape_calibrated (Lap(D/ε)), ε-DP at the paper's ε. "
         f"'{L1_SETTING}': Noise and FEDERATE (L1 layer) are ε-DP as published. '{NO_DP}': the claim compares "
-        f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code, the mechanism of the papers' "
+        f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code / cape_dp_code, the mechanism of the papers' "
         "public code (one noise scalar per example; one noise vector per model), DP at no ε: these rows show "
         "whether a published number comes back with the code's mechanism, and count in no DP tally.",
         "`paper` is the paper's own difference where it printed both numbers (fractions); 'matches paper' asks "

@@ -46,6 +46,7 @@ METHODS: dict[str, MethodSpec] = _specs(
     "cape_adv",
     "cape_dp",
     "cape_dp_calibrated",
+    "cape_dp_code",
     "cape",
     "cape_calibrated",
     "cape_code",
