@@ -226,6 +226,15 @@ def test_a_claim_is_tested_on_the_datasets_its_sentence_is_about():
     assert "D.5" in adult.loc["F4", "source"]
 
 
+def test_runs_of_two_encoders_are_never_averaged_into_one_seed():
+    # a frozen and a fine-tuned run of one setting (finetune: [false, true]) share method, params and seed
+    frozen = _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.63], epsilon=0.05)
+    tuned = [{**row, "encoder": "minilm+finetune", "value": row["value"] + 0.2,
+              "run_dir": row["run_dir"].replace("/minilm/", "/minilm+finetune/")} for row in frozen]
+    with pytest.raises(ValueError, match="one encoder per dataset.*minilm, minilm\\+finetune"):
+        claims_table(_inputs(frozen, tuned, _privacy("dpnr_adv", [0.3, 0.31, 0.3, 0.32, 0.3], **ADV)), ["D2"])
+
+
 def test_a_part_resting_on_an_unconverged_run_is_untestable_with_that_reason():
     class Evidence:  # the two calls claims_table makes of privtext.claims.evidence.ExampleEvidence
         def replicates(self, row):

@@ -71,6 +71,12 @@ class ClaimContext:
         """Per seed, the mean over ``rows`` of that seed (attributes/groups left open) of each row's replicates
         (``keep_missing``: rows of a derived measure, whose value only the evidence computes)."""
         rows = rows if keep_missing else rows.dropna(subset=["value"])
+        encoders = sorted(rows["encoder"].dropna().unique()) if "encoder" in rows.columns else []
+        if len(encoders) > 1:
+            # a seed's value would be the mean over encoders (a frozen and a fine-tuned run, MiniLM and BERT)
+            raise ValueError(f"{self.dataset}: the claims read one encoder per dataset, but the runs of one "
+                             f"comparison have {', '.join(map(str, encoders))}; keep one of them in the claims "
+                             "studies (config `encoder`, a study's `finetune`)")
         per_seed = {}
         for seed, seed_rows in rows.groupby("seed"):
             arrays = [self.evidence.replicates(row) if self.evidence is not None else np.array([row.value])
