@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privtext.claims.seed_shape import (FAMILY_LEVEL, RUNS_COLUMNS, SEEDS_NEEDED, SettingCheck, family_check_power,
-                                        family_reasons, study_checks)
+from privtext.claims.seed_shape import (FAMILY_LEVEL, RUNS_COLUMNS, SEEDS_NEEDED, STUDY_SEEDS, SettingCheck,
+                                        family_check_power, family_reasons, study_checks)
 
-DESIGNED_SEEDS = 15  # the seed_shape study's seeds: a 1-in-5 worse optimum is drawn at least once in 96.5% of studies
 NUMERIC = ("seed", "test_accuracy", "attack_accuracy")
 
 
@@ -67,8 +66,8 @@ def report(checks: list[SettingCheck], level: float = FAMILY_LEVEL) -> str:
     lines += ["", "method families with a second optimum: " + (", ".join(sorted(reasons)) if reasons else "none")]
     lines += [f"  {method}: {reason}" for method, reason in sorted(reasons.items())]
     fewest = min((len(c.per_seed) for c in checks), default=0)
-    if fewest < DESIGNED_SEEDS:
-        lines.append(f"note: some measure has {fewest} seeds; the check is designed for {DESIGNED_SEEDS} (at 5 it "
+    if fewest < STUDY_SEEDS:
+        lines.append(f"note: some measure has {fewest} seeds; the check is designed for {STUDY_SEEDS} (at 5 it "
                      f"misses most second optima: docs/claims.md)")
     return "\n".join(lines)
 
@@ -83,7 +82,7 @@ def power_table(checks: list[SettingCheck], level: float = FAMILY_LEVEL) -> str:
     """How often the study as run would flag a family with 1 seed in 5 ``WORSE_BY`` lower: at the reference
     spreads, and at each family's own (the median over its checks of its seeds' sd)."""
     n_checks = max(len(checks), 1)
-    n_seeds = max((len(c.per_seed) for c in checks), default=DESIGNED_SEEDS)
+    n_seeds = max((len(c.per_seed) for c in checks), default=STUDY_SEEDS)
     lines = [f"power of the family check as run: {n_seeds} seeds, Holm over {n_checks} checks at {level:g}; "
              f"1 seed in 5 worse by {' / '.join(f'{w * 100:g}' for w in WORSE_BY)} points", ""]
     spreads = {f"seeds {s * 100:g} points apart (sd)": s for s in REFERENCE_SPREADS}

@@ -15,6 +15,7 @@ import pandas as pd
 from privtext.claims.context import EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
 from privtext.claims.table import CLAIMS
 from privtext.claims.verdicts import MEANINGS, OUTCOMES
+from privtext.report.artefacts.common import markdown_table  # the project's one markdown writer
 
 VERDICT_COLOURS = {  # Okabe–Ito: blue holds, vermilion contradicted, yellow not shown, grey cannot tell
     "holds": "#0072B2", "not shown": "#F0E442", "contradicted": "#D55E00", "untestable": "#DDDDDD",
@@ -54,9 +55,9 @@ def claims_notes(table: pd.DataFrame, seeds: Sequence[int] = ()) -> list[str]:
         f"Settings: '{NOMINAL}' runs DPNR and CAPE with their published min-max layer (Lap(1/ε), guarantee D·ε); "
         f"'{EQUAL_EFFECTIVE}' swaps in dpnr_calibrated / cape_calibrated (Lap(D/ε)), ε-DP at the paper's ε. "
         f"'{L1_SETTING}': Noise and FEDERATE (L1 layer) are ε-DP as published. '{NO_DP}': the claim compares "
-        f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code / cape_dp_code, the mechanism of the papers' "
-        "public code (one noise scalar per example; one noise vector per model), DP at no ε: these rows show "
-        "whether a published number comes back with the code's mechanism, and count in no DP tally.",
+        f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code / cape_dp_code, the mechanism "
+        "of the papers' public code (one noise scalar per example; one noise vector per model), DP at no ε: these "
+        "rows show whether a published number comes back with the code's mechanism, and count in no DP tally.",
         "`paper` is the paper's own difference where it printed both numbers (fractions); 'matches paper' asks "
         "whether it lies inside our interval (or within the margin of our estimate); 'paper's own numbers' scores "
         "the printed difference by the same reading, a finding about the paper apart from our runs.",
@@ -67,8 +68,6 @@ def write_claims_table(table: pd.DataFrame, out_prefix: str | Path, seeds: Seque
                        paper_table: pd.DataFrame | None = None) -> list[Path]:
     """``out_prefix``.csv (every column) and .md (the readable columns, the tallies and the notes); with
     ``paper_table`` (:func:`privtext.claims.table.paper_readings`) the .md also scores every paper dataset."""
-    from privtext.report.artefacts.common import markdown_table  # the project's one markdown writer
-
     paths = [Path(f"{out_prefix}.csv"), Path(f"{out_prefix}.md")]
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(paths[0], index=False)
@@ -128,19 +127,13 @@ def departures_and_stability(table: pd.DataFrame) -> list[str]:
     if len(own):
         lines += ["", "Contradicted and not-shown rows on the papers' own datasets, with how our run departs from "
                   "the paper's (column `departures_detail`; docs/claims.md, \"Departures\"):", "",
-                  _markdown_table(own.assign(claim=row_names(own))[
+                  markdown_table(own.assign(claim=row_names(own))[
                       ["claim", "dataset", "setting", "holds", "departures_detail"]])]
     if len(moved):
         lines += ["", "Judged rows a single seed moves:", "",
-                  _markdown_table(moved.assign(claim=row_names(moved))[
+                  markdown_table(moved.assign(claim=row_names(moved))[
                       ["claim", "dataset", "setting", "holds", "seed_stability"]])]
     return lines
-
-
-def _markdown_table(frame: pd.DataFrame) -> str:
-    from privtext.report.artefacts.common import markdown_table  # the project's one markdown writer
-
-    return markdown_table(frame)
 
 
 def _met(text: str) -> str:
