@@ -7,6 +7,8 @@ rule attack:
         unpack(attack_inputs),
         meta="results/data/{dataset}/meta.json",
         metrics=f"{RUN_DIR}/metrics.json",
+        # the method's own adversaries' predictions, scored as the attacker `joint` (privtext.attack.joint)
+        predictions=f"{RUN_DIR}/predictions.parquet",
         # Where a study drops releases (keep_releases) they go once this job and mdl are done; this job hashes
         # them for the attack cache while they are still there.
         released_train=f"{RUN_DIR}/released_train.npy",

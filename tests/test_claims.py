@@ -751,24 +751,27 @@ def test_a_method_the_seed_shape_study_flags_leaves_its_parts_untestable_below_t
 def test_c1_reads_each_cape_model_that_targeted_the_variable_and_reads_f1():
     """CAPE's Table 3 has one model per targeted variable: C1 on an attribute compares the CAPE and Adv. runs
     whose adversary targeted it (param_target), with Base and DP (one model each), on attacker F1 (of one class,
-    on these binary attributes, as Table 3's F1)."""
+    on these binary attributes, as Table 3's F1). The jointly trained adversary (Base's and DP's observers) is
+    Table 3's own measure: its rows read attacker `joint` alone and do not depart on `attacker`."""
     dataset, attributes = "ag_dpnr", ("entity0", "entity1")
     meta = {dataset: {"private_attributes": {a: ["absent", "present"] for a in attributes}, "label_names": ["a", "b"],
                       "attribute_kinds": {a: "entity" for a in attributes}}}
     rows = []
 
-    def add(method: str, attribute: str, values: list[float], target: str | None = None, **params: float) -> None:
+    def add(method: str, attribute: str, values: list[float], target: str | None = None, attacker: str = "mlp",
+            **params: float) -> None:
         path = "/".join([*(f"{k}~{v:g}" for k, v in params.items()), *([f"target~{target}"] if target else [])])
         for seed, value in zip(SEEDS, values):
             rows.append({"study": "claims_cape", "dataset": dataset, "encoder": "minilm", "method": method,
-                         "measure": "attack_class1_f1", "split": "test", "attribute": attribute, "attacker": "mlp",
+                         "measure": "attack_class1_f1", "split": "test", "attribute": attribute, "attacker": attacker,
                          "group": "", "seed": seed, "value": value, "param_target": target,
                          "run_dir": f"results/runs/{dataset}/minilm/{method}/mu~0/{path}/seed~{seed}",
                          **{f"param_{k}": v for k, v in params.items()}})
 
     for attribute in attributes:
-        add("cape_base", attribute, [0.70, 0.71, 0.70, 0.72, 0.71])
-        add("cape_dp", attribute, [0.65, 0.66, 0.65, 0.64, 0.65], epsilon=0.1)
+        for attacker in ("mlp", "joint"):
+            add("cape_base", attribute, [0.70, 0.71, 0.70, 0.72, 0.71], attacker=attacker)
+            add("cape_dp", attribute, [0.65, 0.66, 0.65, 0.64, 0.65], attacker=attacker, epsilon=0.1)
         for target in attributes:
             # the model that targeted this attribute hides it; the one that targeted the other does not
             hidden = target == attribute
@@ -776,11 +779,22 @@ def test_c1_reads_each_cape_model_that_targeted_the_variable_and_reads_f1():
                 epsilon=0.1, **{"lambda": 1.0})
             add("cape_adv", attribute, [0.60, 0.61, 0.60, 0.6, 0.62] if hidden else [0.95] * 5, target,
                 **{"lambda": 1.0})
+            # Adv.'s own adversary is fooled more than CAPE's: on the joint measure CAPE is not below Adv.
+            add("cape", attribute, [0.55, 0.56, 0.55, 0.57, 0.55] if hidden else [0.9] * 5, target, "joint",
+                epsilon=0.1, **{"lambda": 1.0})
+            add("cape_adv", attribute, [0.50, 0.51, 0.50, 0.50, 0.52] if hidden else [0.95] * 5, target, "joint",
+                **{"lambda": 1.0})
     inputs = ArtefactInputs(measures=prepare_measures(pd.DataFrame(rows)), metas=meta)
-    row = _row(claims_table(inputs, ["C1"]), "C1", dataset=dataset, label="on attacker F1")
+    table = claims_table(inputs, ["C1"])
+    row = _row(table, "C1", dataset=dataset, label="on attacker F1")
     assert row["holds"] == "holds" and row["dataset_kind"] == "substitute"
     assert "attacker F1 on entity1" in row["parts"] and row["parts"].count("→ holds") == 6
     assert "target~entity0" in row["grid_points"] and "target~entity1" in row["grid_points"]
+    assert "attacker" in row["departures"].split(", ")
+    joint = _row(table, "C1", dataset=dataset, label="on the joint adversary's F1")
+    assert joint["holds"] == "contradicted" and joint["parts"].count("→ holds") == 4
+    assert "joint adversary F1 on entity0, cape − cape_adv" in joint["parts"]
+    assert "attacker" not in joint["departures"].split(", ")
 
 
 def test_a_measure_that_does_not_move_over_the_sweep_has_no_trend_and_is_not_shown():

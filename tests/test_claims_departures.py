@@ -49,6 +49,8 @@ def test_a_fresh_attacker_departs_only_where_the_paper_measured_its_joint_advers
     assert "fresh mlp for the joint adversary" in on_cape.detail_text()
     assert "attacker" not in derive(dpnr.PROCEDURE, "blog", "the paper's", runs, ["mlp"], []).terms
     assert "attacker" not in derive(cape.PROCEDURE, "tp_uk", "the paper's", runs, [], []).terms  # no attacker read
+    # the jointly trained adversary is the paper's own measure (privtext.attack.joint)
+    assert "attacker" not in derive(cape.PROCEDURE, "tp_uk", "the paper's", runs, ["joint"], []).terms
 
 
 def test_federate_on_its_own_features_departs_on_batch_mechanism_grid_and_substitute_data():

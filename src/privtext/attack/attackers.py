@@ -333,15 +333,7 @@ def _attack_attribute(
         y_pred, details = attacker.fit_predict(data, seed)
     y_pred = np.asarray(y_pred, dtype=np.int64)
     scores = {
-        "accuracy": metrics.accuracy(labels["test"], y_pred),
-        "macro_f1": metrics.macro_f1(labels["test"], y_pred),
-        "majority_rate": metrics.majority_rate(labels["train"], labels["test"]),
-        # indexed by attribute value; the values seen in any split (the builder fixes the value set)
-        "accuracy_per_value": metrics.accuracy_per_value(
-            labels["test"], y_pred, int(max(labels[s].max(initial=0) for s in SPLITS)) + 1),
-        "majority_class": metrics.majority_class(labels["train"]),
-        "n_train": int(len(y_fit)),
-        "n_test": int(len(labels["test"])),
+        **metrics.attack_scores(labels, y_pred, len(y_fit)),
         "n_classes_train": int(len(classes)),
         "single_class": bool(len(classes) == 1),
         "details": details,

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from privtext.attack.joint import JOINT_ADVERSARY
+
 # The fixed vocabulary, in the order a row lists it (docs/claims.md defines each; a test keeps the two equal).
 VOCABULARY: dict[str, str] = {
     "encoder": "a sentence encoder other than the paper's (MiniLM for BERT)",
@@ -158,7 +160,7 @@ def derive(procedure: Procedure | None, dataset: str, dataset_kind: str, runs: S
     if budgets:
         found.add("epochs", f"up to {_span(budgets)} epochs for {procedure.epochs}")
     if procedure.attacker == JOINT:
-        for attacker in sorted(set(attackers)):
+        for attacker in sorted(set(attackers) - {JOINT_ADVERSARY}):
             found.add("attacker", f"fresh {attacker} for the joint adversary")
     for read in reads:
         if read.cut:

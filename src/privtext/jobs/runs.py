@@ -178,8 +178,10 @@ def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.nd
                   out_dir: Path) -> dict[str, dict[str, Any]]:
     """What every trained point writes from its fitted model and its features per split: the released
     representations of every split (fresh noise), the server's predictions on dev and test
-    (``predictions.parquet``); returns the main-task metrics of dev and test. Attacks stored for earlier
+    (``predictions.parquet``, with what the method's own adversaries predict from those releases:
+    :mod:`privtext.attack.joint`); returns the main-task metrics of dev and test. Attacks stored for earlier
     releases go first; a release holding NaN or inf fails the job, naming its file."""
+    from privtext.attack.joint import prediction_columns
     from privtext.jobs.attack_cache import discard
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -187,13 +189,18 @@ def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.nd
     scored = ("dev", "test")
     y_pred = {split: model.predict(X[split]) for split in scored}
     metrics = {split: main_task_metrics(y[split], y_pred[split]) for split in scored}
+    adversaries = {}
     for split in SPLITS:
-        save_finite(out_dir / f"released_{split}.npy", model.release(X[split]).astype(np.float32))
+        released = model.release(X[split]).astype(np.float32)
+        save_finite(out_dir / f"released_{split}.npy", released)
+        if split in scored:  # no noise drawn: the releases' noise stream is the same with or without adversaries
+            adversaries[split] = prediction_columns(model.adversary_predictions(released))
     write_columns(out_dir / "predictions.parquet", {
         "id": np.concatenate([ids[split] for split in scored]),
         "split": np.concatenate([np.full(len(y_pred[split]), split, dtype=object) for split in scored]),
         "y_true": np.concatenate([y[split] for split in scored]),
         "y_pred": np.concatenate([y_pred[split] for split in scored]),
+        **{name: np.concatenate([adversaries[split][name] for split in scored]) for name in adversaries["test"]},
     })
     return metrics
 
@@ -251,10 +258,30 @@ def attack_grid_point(
     else:
         inversion = _word_recovery(released, Path(words), word_attacker, seed, max_train, threads)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    result = _with_ceilings(parts["attributes"], meta, labels["test"], metrics)
+    attributes = {**parts["attributes"], "attackers": dict(parts["attributes"]["attackers"])}
+    joint = _joint_adversary(data_dir, run_dir, meta, labels, metrics)
+    if joint is not None:
+        attributes["attackers"][joint[0]] = joint[1]
+    result = _with_ceilings(attributes, meta, labels["test"], metrics)
     result["inversion"] = inversion
     Path(out_path).write_text(json_text(result))
     return result
+
+
+def _joint_adversary(data_dir: Path, run_dir: Path, meta: Mapping[str, Any],
+                     labels: Mapping[str, Mapping[str, np.ndarray]],
+                     metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(name, attack.json entry) of the adversary a run's method trained with it (:mod:`privtext.attack.joint`),
+    or None where it trained none."""
+    from privtext.attack.joint import JOINT_ADVERSARY, joint_adversary
+
+    test_ids = read_columns(data_dir / "test.parquet", ["id"])["id"]
+    entry = joint_adversary(run_dir / "predictions.parquet", test_ids, labels, meta["attribute_kinds"],
+                            metrics["n_train"])
+    if entry is None:
+        return None
+    _name_values(entry, meta)
+    return JOINT_ADVERSARY, entry
 
 
 def _released(run_dir: Path) -> dict[str, np.ndarray]:
@@ -271,13 +298,18 @@ def _attribute_attacks(meta: Mapping[str, Any], Z: Mapping[str, Mapping[str, np.
     used = resolve_device(device, deterministic)
     result = run_attacks(released, Z, meta["attribute_kinds"], attackers, seed=seed, max_train=max_train,
                          threads=threads, device=used)
-    for attacker in result["attackers"].values():  # value index -> the dataset's value name
-        for attribute, scores in attacker["attributes"].items():
-            names = meta["private_attributes"][attribute]
-            scores["accuracy_per_value"] = {
-                names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
+    for attacker in result["attackers"].values():
+        _name_values(attacker, meta)
     return {**result, "seed": seed, **device_record(device, used), "seconds": round(time.perf_counter() - started, 3),
             "versions": versions()}
+
+
+def _name_values(attacker: dict[str, Any], meta: Mapping[str, Any]) -> None:
+    """An attacker's accuracy per value, indexed by value, keyed by the dataset's value names instead."""
+    for attribute, scores in attacker["attributes"].items():
+        names = meta["private_attributes"][attribute]
+        scores["accuracy_per_value"] = {
+            names[v] if v < len(names) else str(v): acc for v, acc in enumerate(scores["accuracy_per_value"])}
 
 
 def _word_recovery(released: Mapping[str, np.ndarray], words: Path, attacker: str, seed: int,

@@ -142,3 +142,19 @@ def _presence_matrix(
         return np.column_stack([np.asarray(presence[k]).astype(int) for k in keys])
     matrix = np.asarray(presence).astype(int)
     return matrix.reshape(-1, 1) if matrix.ndim == 1 else matrix
+
+
+def attack_scores(labels: Mapping[str, np.ndarray], y_pred: np.ndarray, n_train: int) -> dict[str, object]:
+    """What every attacker reports of one attribute from its test predictions ``y_pred`` (``labels``: split →
+    the attribute's int labels; ``n_train``: the rows it learnt from)."""
+    return {
+        "accuracy": accuracy(labels["test"], y_pred),
+        "macro_f1": macro_f1(labels["test"], y_pred),
+        "majority_rate": majority_rate(labels["train"], labels["test"]),
+        # indexed by attribute value; the values seen in any split (the builder fixes the value set)
+        "accuracy_per_value": accuracy_per_value(
+            labels["test"], y_pred, int(max(v.max(initial=0) for v in labels.values())) + 1),
+        "majority_class": majority_class(labels["train"]),
+        "n_train": int(n_train),
+        "n_test": int(len(labels["test"])),
+    }

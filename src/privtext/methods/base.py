@@ -123,6 +123,11 @@ class Method(ABC):
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Trained weights as contiguous tensors (safetensors-compatible)."""
 
+    def adversary_predictions(self, R: np.ndarray) -> dict[str, np.ndarray]:
+        """What the adversaries trained jointly with the method predict of each attribute they protect, from
+        released representations ``R`` (the attacker CAPE's Table 3 measured); {} for a method that trains none."""
+        return {}
+
     @property
     def privacy_layer(self) -> tuple[str, float] | None:
         """(kind, nominal epsilon) of the privacy layer, or None for non-DP methods."""
@@ -145,19 +150,30 @@ def orthogonality_penalty(hidden: torch.Tensor) -> torch.Tensor:
 
 
 class RepresentationModel(nn.Module):
-    """``C(priv(E(h)))`` with adversaries ``A_{a,k}(GRL_λ(priv(E(h))))`` for each protected attribute ``a``."""
+    """``C(priv(E(h)))`` with adversaries ``A_{a,k}(GRL_λ(priv(E(h))))`` for each protected attribute ``a``, and
+    observers ``O_a(priv(E(h)))``: heads that learn an attribute from the release but never shape it (their
+    gradient stops at the release), the jointly trained attacker of a method without adversaries."""
 
     def __init__(
         self, encoder: nn.Module, classifier: nn.Module, privacy: PrivacyLayer | None = None,
         adversaries: Mapping[str, MLPEnsemble] | None = None, lambda_orth: float = 0.0,
+        observers: Mapping[str, MLPEnsemble] | None = None,
     ) -> None:
         super().__init__()
         self.encoder, self.privacy, self.classifier = encoder, privacy, classifier
-        adversaries = adversaries or {}
+        adversaries, observers = adversaries or {}, observers or {}
         self.attributes = tuple(adversaries)  # index keys: attribute names may contain '.'
         self.adversaries = nn.ModuleList(adversaries.values())
+        self.observed = tuple(observers)
+        self.observers = nn.ModuleList(observers.values())
         self.reversal = GradientReversal(0.0)
         self.lambda_orth = lambda_orth
+
+    def joint_heads(self) -> list[tuple[str, MLPEnsemble]]:
+        """(attribute, head) of every attacker trained with the model: its adversaries, else its observers."""
+        if self.attributes:
+            return list(zip(self.attributes, self.adversaries))
+        return list(zip(self.observed, self.observers))
 
     def represent(self, x: torch.Tensor) -> torch.Tensor:
         """The released representation: privacy-layer output (fresh noise) or E(h)."""
@@ -192,7 +208,12 @@ class RepresentationModel(nn.Module):
         """CE(y, C(r)) + Σ_a Σ_k CE(z_a, A_ak(GRL_λ(r))): one backward pass trains the adversaries on
         CE(z) and pushes −λ·∂CE(z)/∂r into E (FEDERATE Algorithm 1)."""
         r = self.represent(x)
-        return F.cross_entropy(self.classifier(r), y) + self._adversaries_loss(self.reversal(r), z)
+        loss = F.cross_entropy(self.classifier(r), y) + self._adversaries_loss(self.reversal(r), z)
+        if self.observers:
+            watched = r.detach()  # an observer learns from the release and leaves it as it is
+            for attribute, observer in zip(self.observed, self.observers):
+                loss = loss + F.cross_entropy(observer(watched).squeeze(1), z[attribute])
+        return loss
 
 
 def _check_sizes(name: str, value: Any) -> None:
@@ -231,6 +252,8 @@ class NeuralMethod(Method):
         for key in ("dropout", "representation_dropout"):
             if not 0.0 <= p[key] < 1.0:
                 raise ValueError(f"{key} must lie in [0, 1), got {p[key]!r}")
+        if not isinstance(p.get("observers", False), bool):
+            raise ValueError(f"observers must be true or false, got {p['observers']!r}")
         if "layer" in p:
             if p["layer"] not in LAYERS:
                 raise ValueError(f"layer must be one of {list(LAYERS)}, got {p['layer']!r}")
@@ -290,7 +313,11 @@ class NeuralMethod(Method):
                                p["dropout"], p["activation"])
                 for a in self.protected_attributes
             }
-        return RepresentationModel(encoder, classifier, privacy, adversaries, p.get("lambda_orth", 0.0))
+        observers = {}
+        if p.get("observers") and not adversaries:  # one per private attribute, in the classifier's shape
+            observers = {a: MLPEnsemble([dim, *p["classifier_hidden"], size], 1, p["dropout"], p["activation"])
+                         for a, size in self.attribute_sizes.items()}
+        return RepresentationModel(encoder, classifier, privacy, adversaries, p.get("lambda_orth", 0.0), observers)
 
     def lambda_at(self, epoch: int) -> float:
         schedule = LAMBDA_SCHEDULES[self.params["lambda_schedule"]]
@@ -338,6 +365,15 @@ class NeuralMethod(Method):
     def predict_released(self, R: np.ndarray) -> np.ndarray:
         model = self._fitted()
         return self.apply(model.classifier, as_features(R, self.representation_dim)).argmax(dim=1).numpy()
+
+    def adversary_predictions(self, R: np.ndarray) -> dict[str, np.ndarray]:
+        heads = self._fitted().joint_heads()
+        if not heads:
+            return {}
+        R = as_features(R, self.representation_dim)
+        # several adversaries of one attribute vote by their mean probability: one joint adversary per attribute
+        return {attribute: self.apply(lambda r, members=head: members(r).softmax(dim=2).mean(dim=1), R)
+                .argmax(dim=1).numpy() for attribute, head in heads}
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         model = self._fitted()

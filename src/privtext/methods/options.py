@@ -50,6 +50,7 @@ OPTION_SCHEMAS: dict[str, Mapping[str, Any]] = {
     "min_epochs": _POSITIVE_INTEGER,
     "max_epochs_factor": _POSITIVE_INTEGER,
     "adversary_steps": {"type": "integer", "minimum": 0},
+    "observers": {"type": "boolean"},  # heads that learn each attribute beside the task, never shaping the release
     "lambda_schedule": {"enum": list(LAMBDA_SCHEDULE_NAMES)},
     "gamma": {"type": "number", "minimum": 0},
     "n_adversaries": _POSITIVE_INTEGER,

@@ -19,6 +19,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
+def column_names(path: str | Path) -> list[str]:
+    """The names of the columns of the Parquet file ``path``, in order (read from its footer alone)."""
+    return list(pq.ParquetFile(path).schema_arrow.names)
+
+
 def read_columns(path: str | Path, names: Sequence[str]) -> dict[str, np.ndarray]:
     """The columns ``names`` of the Parquet file ``path``: numbers as numpy arrays of their own dtype, strings
     as object arrays of ``str``. A missing column or value is an error naming the file and the column."""
