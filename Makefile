@@ -31,7 +31,7 @@ CONFIG_OVERRIDES += $(call shell_word,published_results=$(SHARED)/paper_results/
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit claims claims-full test test-slurm install dryrun lint clean
+.PHONY: run audit claims claims-finetune claims-full test test-slurm install dryrun lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,14 @@ CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
+
+# make claims and the arm that trains the encoder through the noise, as DPNR did (study claims_finetune: D1 and D8 on
+# fine-tuned runs, each on 2,000 training rows). After make claims it adds only that arm: about 8 CPU-hours on
+# 2 cores without a GPU (docs/claims.md, "The fine-tuned arm"), minutes on one GPU (CLAIMS_CONFIG='train={device: cuda}').
+CLAIMS_STUDIES := claims,claims_cape,claims_federate,claims_federate_eps,claims_mu
+claims-finetune: $(STAMP)
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[$(CLAIMS_STUDIES),seed_shape,claims_finetune]' \
+		'claims_studies=[$(CLAIMS_STUDIES),claims_finetune]' 'finetune={max_train: 2000}' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap;
 # their points' released representations are removed once measured, keep_releases: false in config.yaml):

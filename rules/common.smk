@@ -181,7 +181,9 @@ def method_settings(wildcards):
     settings = {k: v for k, v in config["methods"].get(wildcards.method, {}).items() if k != "finetune"}
     if GridPoint.from_wildcards(wildcards).finetune:
         encoder = {k: config["encoder"][k] for k in ("name", "pooling", "sensitive_words")}
-        tuning = {k: v for k, v in config["finetune"].items() if k not in ("threads", "mem_mb", "runtime")}
+        # max_train only where set: the points fine-tuned before it existed keep their params
+        tuning = {k: v for k, v in config["finetune"].items()
+                  if k not in ("threads", "mem_mb", "runtime") and not (k == "max_train" and v is None)}
         settings["finetune"] = {**encoder, **encoder_revision(), **tuning, **thread_param("finetune")}
     return settings
 

@@ -226,13 +226,48 @@ def test_a_claim_is_tested_on_the_datasets_its_sentence_is_about():
     assert "D.5" in adult.loc["F4", "source"]
 
 
+def _encoder(rows: list[dict], encoder: str, shift: float = 0.0) -> list[dict]:
+    """The same runs under another encoder segment (a fine-tuned point: ``minilm+finetune``)."""
+    return [{**row, "encoder": encoder, "value": row["value"] + shift,
+             "run_dir": row["run_dir"].replace("/minilm/", f"/{encoder}/")} for row in rows]
+
+
 def test_runs_of_two_encoders_are_never_averaged_into_one_seed():
-    # a frozen and a fine-tuned run of one setting (finetune: [false, true]) share method, params and seed
+    # two frozen encoders' runs of one setting share method, params and seed
     frozen = _privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.63], epsilon=0.05)
-    tuned = [{**row, "encoder": "minilm+finetune", "value": row["value"] + 0.2,
-              "run_dir": row["run_dir"].replace("/minilm/", "/minilm+finetune/")} for row in frozen]
-    with pytest.raises(ValueError, match="one encoder per dataset.*minilm, minilm\\+finetune"):
-        claims_table(_inputs(frozen, tuned, _privacy("dpnr_adv", [0.3, 0.31, 0.3, 0.32, 0.3], **ADV)), ["D2"])
+    with pytest.raises(ValueError, match="one encoder per dataset.*bert-base-cased, minilm"):
+        claims_table(_inputs(frozen, _encoder(frozen, "bert-base-cased", 0.2),
+                             _privacy("dpnr_adv", [0.3, 0.31, 0.3, 0.32, 0.3], **ADV)), ["D2"])
+
+
+def test_fine_tuned_runs_are_read_apart_in_their_own_setting():
+    """The study claims_finetune beside the frozen claims studies: D8's frozen rows read the frozen runs alone,
+    its fine-tuned row the runs whose encoder was trained through the noise alone, over the ε they have (a
+    `grid` departure: 2 of Table 2's 5), and a claim with no fine-tuned run says where that arm comes from."""
+    import re
+
+    from privtext.claims.context import FINE_TUNED
+    from privtext.claims.table import FINE_TUNED_NOTE
+
+    def accuracy(values: list[float], epsilon: float) -> list[dict]:
+        return _rows("dpnr", "accuracy", dict(zip(SEEDS, values)), epsilon=epsilon)
+
+    frozen = accuracy([0.50, 0.51, 0.50, 0.52, 0.50], 0.05) + accuracy([0.70, 0.71, 0.70, 0.72, 0.70], 0.5)
+    tuned = _encoder(accuracy([0.800, 0.810, 0.800, 0.805, 0.800], 0.05)
+                     + accuracy([0.805, 0.810, 0.800, 0.810, 0.805], 0.5), "minilm+finetune")
+    table = claims_table(_inputs(frozen, tuned), ["D8", "D2"])
+
+    def difference(row: pd.Series) -> float:
+        return float(re.search(r"ε = 0.5 − ε = 0.05: ([-+0-9.e]+)", row["parts"]).group(1))
+
+    assert difference(_row(table, "D8")) == pytest.approx(0.2, abs=1e-9)
+    fine_tuned = _row(table, "D8", setting=FINE_TUNED)
+    assert difference(fine_tuned) == pytest.approx(0.003, abs=1e-9) and fine_tuned["holds"] == "holds"
+    assert "ε = 0.1" not in fine_tuned["parts"] and "grid" in fine_tuned["departures"].split(", ")
+    assert "minilm+finetune" in fine_tuned["grid_points"] and "/minilm/" not in fine_tuned["grid_points"]
+    assert FINE_TUNED not in set(table.loc[table["claim"] == "D2", "setting"])  # D1 and D8 alone have the arm
+    only_frozen = claims_table(_inputs(frozen), ["D8"])
+    assert FINE_TUNED_NOTE in _row(only_frozen, "D8", setting=FINE_TUNED)["reason"]
 
 
 def test_a_part_resting_on_an_unconverged_run_is_untestable_with_that_reason():

@@ -57,7 +57,7 @@ def _recording_project(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return project, shared, environment
 
 
-@pytest.mark.parametrize("target", ["run", "dryrun", "claims"])
+@pytest.mark.parametrize("target", ["run", "dryrun", "claims", "claims-finetune"])
 def test_make_passes_the_shared_folders_whole_from_a_path_with_spaces(target: str, tmp_path: Path) -> None:
     project, shared, environment = _recording_project(tmp_path)
 
@@ -83,3 +83,20 @@ def test_make_claims_without_the_training_cap_as_docs_claims_md_says(tmp_path: P
     # one argument, the last of --config's: it reaches Snakemake whole and overrides config.yaml's cap
     assert arguments[-1] == "train={max_train: null}", arguments
     assert arguments.index("--config") < len(arguments) - 1
+
+
+def test_make_claims_finetune_is_make_claims_with_the_fine_tuned_arm(tmp_path: Path) -> None:
+    # docs/claims.md, "The fine-tuned arm": the claims studies, the study claims_finetune among the claims
+    # studies, and fine-tuned points capped at 2,000 training rows; a CLAIMS_CONFIG setting still comes last
+    project, _, environment = _recording_project(tmp_path)
+    for target in ("claims", "claims-finetune"):
+        result = subprocess.run(["make", target, "CLAIMS_CONFIG='finetune={max_train: 2000, epochs: 10}'"],
+                                cwd=project, env=environment, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        arguments = (tmp_path / "arguments").read_text().split("\0")[:-1]
+        if target == "claims":
+            studies = next(a for a in arguments if a.startswith("run_studies="))
+            continue
+    assert next(a for a in arguments if a.startswith("run_studies=")) == studies[:-1] + ",claims_finetune]"
+    assert "claims_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,claims_finetune]" in arguments
+    assert arguments.index("finetune={max_train: 2000}") < arguments.index("finetune={max_train: 2000, epochs: 10}")

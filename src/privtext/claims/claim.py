@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from privtext.claims.context import SETTINGS, REFERENCE_CODE, ClaimContext
+from privtext.claims.context import FINE_TUNED, SETTINGS, REFERENCE_CODE, ClaimContext
 from privtext.claims.parts import Part
 
 Builder = Callable[[ClaimContext], list[Part]]
@@ -68,6 +68,8 @@ class Claim:
     dp: str = "minmax"
     hedge: str = "all"
     code_variant: bool = False  # a row with the reference code's mechanism too, where the verdict turns on it
+    # a row on runs whose encoder was fine-tuned through the noise (DPNR's Algorithm 1; `make claims-finetune`)
+    finetune_variant: bool = False
     variants: tuple[Variant, ...] = ()
     added: bool = False
     alternatives: tuple[Alternative, ...] = ()
@@ -84,7 +86,8 @@ class Claim:
 
     @property
     def settings(self) -> tuple[str, ...]:
-        return SETTINGS[self.dp] + ((REFERENCE_CODE,) if self.code_variant else ())
+        return (SETTINGS[self.dp] + ((REFERENCE_CODE,) if self.code_variant else ())
+                + ((FINE_TUNED,) if self.finetune_variant else ()))
 
     @property
     def all_datasets(self) -> tuple[str, ...]:

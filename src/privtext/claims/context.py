@@ -5,8 +5,10 @@ FEDERATE's relaxation threshold selects).
 Settings: ``nominal ε`` runs DPNR and CAPE with their published min-max layer (Lap(1/ε), a (D·ε)-DP release);
 ``equal effective ε`` swaps in ``dpnr_calibrated``/``cape_calibrated`` (Lap(D/ε)), so every DP method in the
 comparison is ε-DP at the paper's ε; the reference code's mechanism (not DP) is a named variant where a verdict
-turns on it. Claims whose DP methods all use the L1 layer (Noise, FEDERATE) have one row, ``nominal = effective
-ε``; claims without a DP method have one row, ``no DP method``.
+turns on it, and so is the encoder fine-tuned through the noise (DPNR's Algorithm 1): its rows read only the
+runs whose encoder segment ends ``+finetune``, every other row only the others. Claims whose DP methods all use
+the L1 layer (Noise, FEDERATE) have one row, ``nominal = effective ε``; claims without a DP method have one row,
+``no DP method``.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from privtext.claims.evidence import DERIVED_MEASURES
 from privtext.claims.margins import printed
 from privtext.claims.parts import Measured
 from privtext.data.attributes import FIXED_NAMES
+from privtext.plan.grid import FINETUNE_SUFFIX
 from privtext.report.artefacts.common import TARGET_COLUMN, ArtefactInputs
 
 NOMINAL, EQUAL_EFFECTIVE, L1_SETTING, NO_DP = "nominal ε", "equal effective ε", "nominal = effective ε", "no DP method"
 REFERENCE_CODE = "reference code's mechanism (not DP)"
+FINE_TUNED = "nominal ε, encoder fine-tuned through the noise"
 SETTINGS = {"minmax": (NOMINAL, EQUAL_EFFECTIVE), "l1": (L1_SETTING,), "none": (NO_DP,)}
 # The method that plays DPNR or CAPE (or CAPE's DP ablation) in each setting: its honest-ε twin (Lap(D/ε)) at
 # equal effective ε, and the reference code's mechanism (one noise scalar per example / one vector per model).
@@ -53,6 +57,16 @@ class ClaimContext:
         """The method that plays ``name`` in this setting (:data:`TWINS`)."""
         return TWINS.get(self.setting, {}).get(name, name)
 
+    def pick(self, measure: str, split: str | None = None, attribute: str | None = None, attacker: str | None = None,
+             group: str | None = None, **conditions: Any) -> pd.DataFrame:
+        """The saved rows of ``measure`` on this dataset that this setting reads: those of runs whose encoder was
+        fine-tuned through the noise in :data:`FINE_TUNED`, the others in every other setting."""
+        rows = self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions)
+        if rows.empty or "encoder" not in rows.columns:
+            return rows
+        tuned = rows["encoder"].astype(str).str.endswith(FINETUNE_SUFFIX)
+        return rows[tuned] if self.setting == FINE_TUNED else rows[~tuned]
+
     def attributes(self, kind: str | None = None) -> list[str]:
         """The dataset's private attributes (of ``kind``: 'demographic' or 'entity'), the names its builder
         writes where we have no build of it (:data:`privtext.data.attributes.FIXED_NAMES`)."""
@@ -73,10 +87,10 @@ class ClaimContext:
         rows = rows if keep_missing else rows.dropna(subset=["value"])
         encoders = sorted(rows["encoder"].dropna().unique()) if "encoder" in rows.columns else []
         if len(encoders) > 1:
-            # a seed's value would be the mean over encoders (a frozen and a fine-tuned run, MiniLM and BERT)
+            # a seed's value would be the mean over encoders (MiniLM and BERT; fine-tuned runs have their setting)
             raise ValueError(f"{self.dataset}: the claims read one encoder per dataset, but the runs of one "
                              f"comparison have {', '.join(map(str, encoders))}; keep one of them in the claims "
-                             "studies (config `encoder`, a study's `finetune`)")
+                             "studies (config `encoder`)")
         per_seed = {}
         for seed, seed_rows in rows.groupby("seed"):
             arrays = [self.evidence.replicates(row) if self.evidence is not None else np.array([row.value])
@@ -93,11 +107,10 @@ class ClaimContext:
                                       **{f"param_{k}": v for k, v in params.items()}}
         if target is not None:  # prepare_measures gives every measures table this column
             conditions[TARGET_COLUMN] = target
-        rows = self.inputs.pick(measure, self.dataset, split, attribute, attacker, group, **conditions)
+        rows = self.pick(measure, split, attribute, attacker, group, **conditions)
         if rows.empty and measure in DERIVED_MEASURES and self.evidence is not None:
             # no job saves it: the runs of the measure it derives from, recomputed from their records
-            base = self.inputs.pick(DERIVED_MEASURES[measure], self.dataset, split, attribute, attacker, group,
-                                    **conditions)
+            base = self.pick(DERIVED_MEASURES[measure], split, attribute, attacker, group, **conditions)
             rows = base.assign(measure=measure, value=np.nan)
             return self.measured(rows, keep_missing=True)
         return self.measured(rows)
@@ -210,8 +223,7 @@ def selected(ctx: ClaimContext, method: str, column: str, rt: float = RT) -> Mea
         ctx.read_grid(method, param, paper, _ran(ctx, method, "accuracy", param))
     picked = picked[picked["method"] == method]
     measure, split, attacker, on_protected = SELECTED_MEASURES[column]
-    rows = ctx.inputs.pick(measure, ctx.dataset, split, protected(ctx) if on_protected else None, attacker,
-                           method=method)
+    rows = ctx.pick(measure, split, protected(ctx) if on_protected else None, attacker, method=method)
     if picked.empty or rows.empty:
         return {}, ()
     params = [c for c in picked.columns if c.startswith("param_")]
@@ -221,10 +233,10 @@ def selected(ctx: ClaimContext, method: str, column: str, rt: float = RT) -> Mea
 
 
 def _ran(ctx: ClaimContext, method: str, measure: str, param: str, **fixed: float) -> list[float]:
-    key = ("claims_ran", ctx.dataset, ctx.method(method), measure, param, tuple(sorted(fixed.items())))
+    key = ("claims_ran", ctx.dataset, ctx.setting == FINE_TUNED, ctx.method(method), measure, param,
+           tuple(sorted(fixed.items())))
     if key not in ctx.inputs.cache:
-        rows = ctx.inputs.pick(measure, ctx.dataset, "test", method=ctx.method(method),
-                               **{f"param_{k}": v for k, v in fixed.items()})
+        rows = ctx.pick(measure, "test", method=ctx.method(method), **{f"param_{k}": v for k, v in fixed.items()})
         ctx.inputs.cache[key] = ([] if f"param_{param}" not in rows.columns else
                                  sorted(pd.to_numeric(rows[f"param_{param}"], errors="coerce").dropna().unique()))
     return list(ctx.inputs.cache[key])

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from privtext.claims.context import EQUAL_EFFECTIVE, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
+from privtext.claims.context import EQUAL_EFFECTIVE, FINE_TUNED, L1_SETTING, NO_DP, NOMINAL, REFERENCE_CODE
 from privtext.claims.table import CLAIMS
 from privtext.claims.verdicts import MEANINGS, OUTCOMES
 from privtext.report.artefacts.common import markdown_table  # the project's one markdown writer
@@ -57,7 +57,9 @@ def claims_notes(table: pd.DataFrame, seeds: Sequence[int] = ()) -> list[str]:
         f"'{L1_SETTING}': Noise and FEDERATE (L1 layer) are ε-DP as published. '{NO_DP}': the claim compares "
         f"methods without a privacy layer. '{REFERENCE_CODE}': dpnr_code / cape_code / cape_dp_code, the mechanism "
         "of the papers' public code (one noise scalar per example; one noise vector per model), DP at no ε: these "
-        "rows show whether a published number comes back with the code's mechanism, and count in no DP tally.",
+        "rows show whether a published number comes back with the code's mechanism, and count in no DP tally. "
+        f"'{FINE_TUNED}': DPNR and NON-PRIV with the text encoder trained through the noise (DPNR's Algorithm 1; "
+        "the study claims_finetune, `make claims-finetune`), where every other row reads heads on frozen features.",
         "`paper` is the paper's own difference where it printed both numbers (fractions); 'matches paper' asks "
         "whether it lies inside our interval (or within the margin of our estimate); 'paper's own numbers' scores "
         "the printed difference by the same reading, a finding about the paper apart from our runs.",
@@ -190,7 +192,7 @@ def _unmeasured(rows: pd.DataFrame) -> set[str]:
 
 
 SETTING_LABELS = {NOMINAL: "nominal ε", EQUAL_EFFECTIVE: "equal effective ε", REFERENCE_CODE: "reference code (not DP)",
-                  L1_SETTING: "ε = effective", NO_DP: "no DP method"}
+                  L1_SETTING: "ε = effective", NO_DP: "no DP method", FINE_TUNED: "fine-tuned encoder"}
 KIND_LABELS = {"substitute": "substitute", "synthetic": "synthetic"}
 
 

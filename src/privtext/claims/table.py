@@ -18,7 +18,7 @@ import pandas as pd
 
 from privtext.claims import cape, dpnr, federate
 from privtext.claims.claim import HEDGES, Alternative, Claim, Variant
-from privtext.claims.context import CODE_METHODS, SETTINGS, ClaimContext
+from privtext.claims.context import CODE_METHODS, FINE_TUNED, SETTINGS, ClaimContext
 from privtext.claims.departures import Departures, derive, run_settings
 from privtext.claims.inference import missing_estimate
 from privtext.claims.margins import OWN_USAGE
@@ -310,6 +310,10 @@ def _ran(inputs: ArtefactInputs, prefixes: tuple[str, ...]) -> list[str]:
     return [d for d in inputs.datasets() if d in hits]
 
 
+FINE_TUNED_NOTE = ("No run here has its encoder fine-tuned through the noise: that arm is the study claims_finetune's "
+                   "(`make claims-finetune`).")
+
+
 def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, evidence: Any = None,
                  audit: pd.DataFrame | None = None, seed_families: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per (claim, dataset it applies to, setting), plus one row per paper dataset not measured (its
@@ -328,7 +332,9 @@ def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, ev
             for setting in claim.settings:
                 for label, how in claim.readings(dataset):
                     ctx = ClaimContext(inputs, dataset, setting, evidence)  # one per reading: its own grid reads
-                    rows.append(_row(claim, sentence, ctx, how.build(ctx), families=seed_families, label=label,
+                    parts = how.build(ctx)
+                    note = FINE_TUNED_NOTE if setting == FINE_TUNED and not any(p.runs for p in parts) else ""
+                    rows.append(_row(claim, sentence, ctx, parts, note, families=seed_families, label=label,
                                      how=how))
         missing = [d for d in claim.all_datasets if d not in datasets]
         for dataset in missing:
