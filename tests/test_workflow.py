@@ -54,7 +54,9 @@ def test_grid_writes_every_output_of_every_point(finished_grid):
 
 def test_runs_table_has_a_row_per_point_attacker_and_attribute(finished_grid):
     table = pd.read_csv(finished_grid / "results/tables/studies/tiny/runs.csv")
-    assert len(table) == 4 * 2 * 2  # points x attackers x attributes
+    # points x attackers x attributes, and federate's jointly trained adversaries (attacker `joint`) on both
+    assert len(table) == 4 * 2 * 2 + 2
+    assert set(table.loc[table["attacker"] == "joint", "method"]) == {"federate"}
     for column in ("method", "param_epsilon", "param_lambda", "seed", "epsilon_nominal", "epsilon_effective",
                    "test_accuracy", "attack_accuracy", "attack_majority_rate", "empirical_privacy"):
         assert column in table.columns
@@ -296,7 +298,7 @@ def test_the_claims_attack_settings_rerun_only_attacks_and_draw_the_ladder_witho
     jobs = planned_job_counts(run_snakemake(workdir, claims, None, "-n").stdout)
     assert jobs["attack"] == 4 and not {"train", "embed", "word_sets", "invert_frozen"} & set(jobs)
     run_snakemake(workdir, claims)
-    attack = json.loads(next((workdir / "results/runs/demo").glob("**/attack.json")).read_text())
+    attack = json.loads(next((workdir / "results/runs/demo").glob("**/nonpriv/**/attack.json")).read_text())
     assert list(attack["attackers"]) == ["mlp", "sklearn_mlp"]  # every paper has claims on demo
     ladder = pd.read_csv(workdir / "results/tables/studies/tiny/ladder/demo.csv")
     assert "frozen" not in set(ladder["method"])  # no word-recovery rung without a word-recovery attacker
