@@ -103,3 +103,12 @@ def demo_with_word_counts(root: Path, n_examples: int) -> tuple[object, dict[str
         np.save(root / f"{split}.npy", counts, allow_pickle=False)
         features[split] = root / f"{split}.npy"
     return built, features
+
+
+@pytest.fixture(scope="module")
+def demo_point(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    """The demo dataset (400 texts) with bag-of-cue-word features (a fast stand-in for encoder features), built
+    once per test module: (root, split -> features)."""
+    root = tmp_path_factory.mktemp("point")
+    _, features = demo_with_word_counts(root, 400)
+    return root, features

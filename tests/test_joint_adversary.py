@@ -5,20 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import demo_with_word_counts
 from privtext.jobs.runs import TrainJob, attack_grid_point
 from privtext.jobs.train_job import run_grid_point
 from privtext.methods import build_method
 from privtext.methods.base import Split
 from privtext.plan.grid import GridPoint
 from privtext.report.aggregate import measures_table
-
-
-@pytest.fixture(scope="module")
-def demo_point(tmp_path_factory):
-    root = tmp_path_factory.mktemp("joint")
-    _, features = demo_with_word_counts(root, 400)
-    return root, features
 
 
 def _splits(root, features):
@@ -87,7 +79,8 @@ def test_predictions_that_do_not_follow_the_test_split_fail_naming_the_file(demo
     write_columns(tmp_path / "predictions.parquet", {"id": np.array(["b", "a"], dtype=object),
                                                      "split": np.array(["test", "test"], dtype=object),
                                                      "adversary_strong": np.array([0, 1])})
+    write_columns(tmp_path / "test.parquet", {"id": np.array(["a", "b"], dtype=object)})
     labels = {s: {"strong": np.array([0, 1])} for s in ("train", "dev", "test")}
     with pytest.raises(ValueError, match="predictions.parquet.*do not follow"):
-        joint_adversary(tmp_path / "predictions.parquet", np.array(["a", "b"], dtype=object), labels,
+        joint_adversary(tmp_path / "predictions.parquet", tmp_path / "test.parquet", labels,
                         {"strong": "demographic"}, 2)

@@ -6,19 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import demo_with_word_counts, without_timings
+from conftest import without_timings
 from privtext.report.aggregate import measures_table, runs_table
 from privtext.plan.grid import GridPoint
 from privtext.jobs.runs import TrainJob, attack_grid_point, fairness_grid_point, mdl_grid_point
 from privtext.jobs.train_job import run_grid_point
-
-
-@pytest.fixture(scope="module")
-def demo_point(tmp_path_factory):
-    """The demo dataset with bag-of-cue-word features (fast stand-in for encoder features)."""
-    root = tmp_path_factory.mktemp("point")
-    _, features = demo_with_word_counts(root, 400)
-    return root, features
 
 
 def _train(root, features, out, method="federate", params=None, seed=5, settings=None):

@@ -32,18 +32,18 @@ def prediction_columns(predictions: Mapping[str, np.ndarray]) -> dict[str, np.nd
     return {f"{COLUMN_PREFIX}{attribute}": np.asarray(values, dtype=np.int64) for attribute, values in predictions.items()}
 
 
-def joint_adversary(predictions_path: str | Path, test_ids: np.ndarray, labels: Mapping[str, Mapping[str, np.ndarray]],
+def joint_adversary(predictions_path: str | Path, test_path: str | Path, labels: Mapping[str, Mapping[str, np.ndarray]],
                     attribute_kinds: Mapping[str, str], n_train: int) -> dict[str, Any] | None:
     """The ``joint`` attacker's entry of attack.json from a run's ``predictions.parquet``, in the fresh attackers'
-    shape (:func:`privtext.attack.attackers.run_attacks`), or None for a run whose method trains no adversary.
-    ``test_ids``: the dataset's test ids, in order; ``labels``: split → attribute → int labels; ``n_train``: the
-    rows the method trained on."""
+    shape (:func:`privtext.attack.attackers.run_attacks`), or None for a run whose method trains no adversary
+    (read from the file's footer alone). ``test_path``: the dataset's ``test.parquet``, whose ids the predictions
+    must follow; ``labels``: split → attribute → int labels; ``n_train``: the rows the method trained on."""
     names = [name for name in column_names(predictions_path) if name.startswith(COLUMN_PREFIX)]
     if not names:
         return None
     columns = read_columns(predictions_path, ["id", "split", *names])
     test = columns["split"] == "test"
-    if not np.array_equal(columns["id"][test], test_ids):
+    if not np.array_equal(columns["id"][test], read_columns(test_path, ["id"])["id"]):
         raise ValueError(f"{predictions_path}: its test rows do not follow the dataset's test split; retrain the run")
     per_attribute, predictions = {}, {}
     for name in names:

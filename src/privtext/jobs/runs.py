@@ -17,6 +17,7 @@ import numpy as np
 # torch is imported inside the functions that train (not here): a fairness job then starts ~1.5 s sooner,
 # which is a third of its run time (benchmarks/orchestration.py).
 from privtext.attack.inversion import NO_TEXT
+from privtext.attack.joint import JOINT_ADVERSARY, joint_adversary, prediction_columns
 from privtext.data import SPLITS, read_meta
 from privtext.plan.grid import GridPoint
 from privtext.measures.metrics import main_task_metrics
@@ -181,7 +182,6 @@ def write_release(model: Any, X: Mapping[str, np.ndarray], y: Mapping[str, np.nd
     (``predictions.parquet``, with what the method's own adversaries predict from those releases:
     :mod:`privtext.attack.joint`); returns the main-task metrics of dev and test. Attacks stored for earlier
     releases go first; a release holding NaN or inf fails the job, naming its file."""
-    from privtext.attack.joint import prediction_columns
     from privtext.jobs.attack_cache import discard
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -258,30 +258,16 @@ def attack_grid_point(
     else:
         inversion = _word_recovery(released, Path(words), word_attacker, seed, max_train, threads)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    attributes = {**parts["attributes"], "attackers": dict(parts["attributes"]["attackers"])}
-    joint = _joint_adversary(data_dir, run_dir, meta, labels, metrics)
+    # the method's own adversaries, scored beside the fresh attackers (None: it trained none)
+    joint = joint_adversary(run_dir / "predictions.parquet", data_dir / "test.parquet", labels,
+                            meta["attribute_kinds"], metrics["n_train"])
     if joint is not None:
-        attributes["attackers"][joint[0]] = joint[1]
-    result = _with_ceilings(attributes, meta, labels["test"], metrics)
+        _name_values(joint, meta)
+        parts["attributes"]["attackers"][JOINT_ADVERSARY] = joint
+    result = _with_ceilings(parts["attributes"], meta, labels["test"], metrics)
     result["inversion"] = inversion
     Path(out_path).write_text(json_text(result))
     return result
-
-
-def _joint_adversary(data_dir: Path, run_dir: Path, meta: Mapping[str, Any],
-                     labels: Mapping[str, Mapping[str, np.ndarray]],
-                     metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(name, attack.json entry) of the adversary a run's method trained with it (:mod:`privtext.attack.joint`),
-    or None where it trained none."""
-    from privtext.attack.joint import JOINT_ADVERSARY, joint_adversary
-
-    test_ids = read_columns(data_dir / "test.parquet", ["id"])["id"]
-    entry = joint_adversary(run_dir / "predictions.parquet", test_ids, labels, meta["attribute_kinds"],
-                            metrics["n_train"])
-    if entry is None:
-        return None
-    _name_values(entry, meta)
-    return JOINT_ADVERSARY, entry
 
 
 def _released(run_dir: Path) -> dict[str, np.ndarray]:
