@@ -58,6 +58,9 @@ run: $(STAMP)
 audit: $(STAMP)
 	$(BIN)/snakemake --cores all epsilon_audit $(SNAKEMAKE_CONFIG)
 
+# The check of each method family's seeds (docs/claims.md, "Seeds that are not normal")
+SEED_SHAPE := seed_shape,seed_shape_dpnr,seed_shape_cape
+
 # Every claim of the papers with intervals and verdicts (docs/claims.md), plus the ε audit: the claims studies (5 seeds)
 # on the available datasets -> results/tables/claims.{csv,md}, results/figures/claims/verdicts.{png,pdf}.
 # --config takes every word after it, so every setting follows it; CLAIMS_CONFIG adds more, e.g.
@@ -69,14 +72,14 @@ audit: $(STAMP)
 CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
-	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,seed_shape]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,$(SEED_SHAPE)]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # make claims and the arm that trains the encoder through the noise, as DPNR did (study claims_finetune: D1 and D8 on
 # fine-tuned runs, each on 2,000 training rows). After make claims it adds only that arm: about 8 CPU-hours on
 # 2 cores without a GPU (docs/claims.md, "The fine-tuned arm"), minutes on one GPU (CLAIMS_CONFIG='train={device: cuda}').
 CLAIMS_STUDIES := claims,claims_cape,claims_federate,claims_federate_eps,claims_mu
 claims-finetune: $(STAMP)
-	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[$(CLAIMS_STUDIES),seed_shape,claims_finetune]' \
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[$(CLAIMS_STUDIES),$(SEED_SHAPE),claims_finetune]' \
 		'claims_studies=[$(CLAIMS_STUDIES),claims_finetune]' 'finetune={max_train: 2000}' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # The claims at full size (studies claims_full and claims_full_mu: the papers' grids, 10 seeds, no training cap;
@@ -85,7 +88,7 @@ claims-finetune: $(STAMP)
 # .venv/bin/python benchmarks/paper_scale.py --studies claims_full claims_full_mu --set 'train={max_train: null}'
 SNAKEMAKE_ARGS ?=
 claims-full: $(STAMP)
-	$(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,seed_shape]' \
+	$(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,$(SEED_SHAPE)]' \
 		'claims_studies=[claims_full,claims_full_mu]' 'train={max_train: null}' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 dryrun: $(STAMP)

@@ -34,6 +34,7 @@ rule claims:
         "results/logs/claims.log",
     params:
         seeds=claims_seeds,
+        seed_shape_run=lambda wildcards: bool(seed_shape_studies()),
     threads: 1
     resources:
         mem_mb=6000,

@@ -334,12 +334,17 @@ def claims_inputs(wildcards):
         inputs["published"] = config["published_results"]
     if config["run_audit"]:
         inputs["audit"] = AUDIT_FILES["table_csv"]  # F12: the ε audit as a claim row
-    if SEED_SHAPE_STUDY in config["run_studies"]:  # the seeds-in-two-optima check per method family
-        inputs["seed_shape"] = f"results/tables/studies/{SEED_SHAPE_STUDY}/runs.csv"
+    # the seeds-in-two-optima check per method family: the seed_shape studies that run and have points here (a
+    # subset of datasets can leave one with none)
+    inputs["seed_shape"] = [f"results/tables/studies/{s}/runs.csv" for s in seed_shape_studies() if study_grid(s)]
     return inputs
 
 
-SEED_SHAPE_STUDY = "seed_shape"
+SEED_SHAPE_STUDIES = ("seed_shape", "seed_shape_dpnr", "seed_shape_cape")
+
+
+def seed_shape_studies():
+    return [s for s in SEED_SHAPE_STUDIES if s in config["run_studies"]]
 
 
 def claims_seeds(wildcards):

@@ -768,18 +768,24 @@ def test_docs_claims_table_is_the_one_the_claim_definitions_give():
 
 
 def test_a_method_the_seed_shape_study_flags_leaves_its_parts_untestable_below_the_seeds_needed():
-    """docs/claims.md, "Seeds that are not normal": the 15-seed study's finding reaches every row comparing
-    that method; rows say whether the study ran."""
+    """docs/claims.md, "Seeds that are not normal": a family's finding on a dataset reaches every row on that
+    dataset comparing that method; rows say whether the studies ran, and which compared family they did not
+    check there."""
     from privtext.claims.seed_shape import SEEDS_NEEDED
 
     inputs = _inputs(_privacy("dpnr", [0.6, 0.62, 0.61, 0.6, 0.63], epsilon=0.05),
                      _privacy("dpnr_adv", [0.3, 0.31, 0.3, 0.32, 0.3], **ADV))
-    flagged = {"dpnr_adv": f"the seed_shape study found a second optimum of dpnr_adv: {SEEDS_NEEDED} seeds are needed"}
+    reason = f"the seed_shape study found a second optimum of dpnr_adv on {DATASET}: {SEEDS_NEEDED} seeds are needed"
+    flagged = {(DATASET, "dpnr_adv"): reason, (DATASET, "dpnr"): ""}
     row = _row(claims_table(inputs, ["D2"], seed_families=flagged), "D2")
     assert row["holds"] == "untestable" and "second optimum of dpnr_adv" in row["reason"]
-    assert row["seed_check"] == "second optimum: dpnr_adv"
-    clean = _row(claims_table(inputs, ["D2"], seed_families={}), "D2")
+    assert row["seed_check"] == "second optimum or too little power: dpnr_adv"
+    clean = _row(claims_table(inputs, ["D2"], seed_families={**flagged, (DATASET, "dpnr_adv"): ""}), "D2")
     assert clean["holds"] == "holds" and clean["seed_check"] == "no second optimum found in seed_shape"
+    # a finding on another dataset does not speak for this one: the row keeps its verdict and says so
+    elsewhere = _row(claims_table(inputs, ["D2"], seed_families={("adult", "dpnr_adv"): reason}), "D2")
+    assert elsewhere["holds"] == "holds"
+    assert elsewhere["seed_check"] == f"not checked on {DATASET}: dpnr, dpnr_adv"
     assert _row(claims_table(inputs, ["D2"]), "D2")["seed_check"].startswith("not run")
 
 

@@ -190,7 +190,7 @@ def test_papers_printed_numbers_are_scored_by_the_same_reading() -> None:
 # examples, as on the claims' test sets of thousands. At these settings the plain rule errs as issue 28 says.
 P_WORSE, WORSE_BY = 0.2, 0.10
 MAIN_OPTIMUM_DIFFERENCE = P_WORSE * WORSE_BY
-STUDY_TESTS = 44  # the seed_shape study: 11 settings × (test accuracy + 3 attackers on Adult's sex)
+STUDY_TESTS = 2  # a seed_shape family's checks: test accuracy and the claims' attacker (Holm per family)
 
 
 def _mixture_study(rng: np.random.Generator, worse: np.ndarray, n_parts: int = 1,
@@ -216,15 +216,16 @@ def _mixture_study(rng: np.random.Generator, worse: np.ndarray, n_parts: int = 1
 
 def _seed_shape_study(rng: np.random.Generator, p_worse: float = P_WORSE, n_seeds: int = 15) -> str:
     """The seed_shape study's check of A's family: A's test accuracy at 15 seeds (its attackers' accuracies
-    left constant), judged as benchmarks/seed_shape.py judges it, at the first step of Holm over the study's
-    tests. The blocker its finding gives A's claims rows ('' if none)."""
+    left constant), judged as benchmarks/seed_shape.py judges it: Holm over the family's 2 checks. The blocker
+    its finding gives A's claims rows ('' if none)."""
     worse = rng.random(n_seeds) < p_worse
     difficulty, luck = rng.uniform(0.35, 0.65, N_TEST), rng.random(N_TEST)
     outcomes = np.where(rng.random((n_seeds, N_TEST)) < 0.06, rng.random((n_seeds, N_TEST)), luck)
     accuracy = (outcomes < difficulty[None, :] - WORSE_BY * worse[:, None]).mean(axis=1)
     runs = pd.DataFrame({"dataset": "sim", "method": "a", "seed": np.arange(n_seeds), "test_accuracy": accuracy,
                          "attacker": "linear", "attribute": "z", "attack_accuracy": 0.5})
-    return family_reasons(study_checks(runs, FAMILY_LEVEL / STUDY_TESTS)).get("a", "")
+    # the second-optimum test alone: the power gate (tests/test_seed_shape.py) only adds blockers
+    return family_reasons(study_checks(runs), min_power=0).get(("sim", "a"), "")
 
 
 def _plain_holds(estimate) -> bool:
@@ -290,9 +291,9 @@ def test_with_a_worse_optimum_the_rows_keep_the_promise_or_say_why_not(n_parts: 
           f"{flagged / n_worlds:.3f}; holds or contradicted {decided / n_worlds:.3f}; a testable interval misses "
           f"in {missed / n_worlds:.3f} of {n_worlds} worlds")
     assert decided / n_worlds <= allowance and missed / n_worlds <= allowance
-    # the 15 seeds draw no worse seed in 3.5% of studies and one in 13%, which Holm's level over the study's
-    # 44 tests mostly lets pass: the study flags the family in about 89%
-    assert flagged / n_worlds >= 0.85
+    # the 15 seeds draw no worse seed in 3.5% of studies; the one-seed half of family_test finds a single worse
+    # seed, which R alone mostly missed: the study flags the family in about 96% (89% before)
+    assert flagged / n_worlds >= 0.92
 
 
 def test_at_the_seeds_needed_the_interval_keeps_its_promise_with_a_worse_optimum() -> None:

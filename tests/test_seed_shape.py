@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from privtext.claims.inference import Estimate
-from privtext.claims.seed_shape import (SEEDS_NEEDED, cluster_test, family_reasons, seed_shape_reason,
+from privtext.claims.seed_shape import (SEEDS_NEEDED, cluster_test, family_reasons, family_test, seed_shape_reason,
                                         study_checks)
 from privtext.claims.verdicts import Reading, judge, untestable_reason
 
@@ -136,7 +136,9 @@ def test_the_study_check_flags_the_family_with_a_second_optimum_and_prints_every
     assert flagged == {("adv", "test accuracy"), ("adv", "linear attacker on sex"), ("adv", "mlp attacker on sex")}
     assert all(c.test.apart == (30, 90, 140) for c in checks if c.second_optimum)
     reasons = family_reasons(checks)
-    assert set(reasons) == {"adv"} and f"{SEEDS_NEEDED} seeds are needed" in reasons["adv"]
+    assert set(reasons) == {("adult", "adv"), ("adult", "nonpriv")} and reasons[("adult", "nonpriv")] == ""
+    assert "second optimum of adv on adult" in reasons[("adult", "adv")]
+    assert f"{SEEDS_NEEDED} seeds are needed" in reasons[("adult", "adv")]
 
     folder = tmp_path / "results/tables/studies/seed_shape"
     folder.mkdir(parents=True)
@@ -149,7 +151,8 @@ def test_the_study_check_flags_the_family_with_a_second_optimum_and_prints_every
     assert f"{folder / 'runs.csv'}:7: attack_accuracy = 'broken' is not a finite number; row left out" in out
     assert "adult adv (lambda=1) | test accuracy | 15 seeds | R = " in out
     assert "SECOND OPTIMUM: seed(s) 30, 90, 140" in out
-    assert "adult nonpriv | test accuracy | 15 seeds" in out and "method families with a second optimum: adv" in out
+    assert "adult nonpriv | test accuracy | 15 seeds" in out and "families whose claims rows are untestable below 40 seeds: adv on adult" in out
+    assert "adult nonpriv: 3 checks, seeds' sd up to" in out and "vouches for its rows" in out
     first_seed = f"10:{runs[(runs.method == 'adv') & (runs.seed == 10)].test_accuracy.iloc[0]:.4f}"
     assert first_seed in out  # every seed's value is printed
     assert "note: some measure has 14 seeds" in out  # the row left out
@@ -157,7 +160,8 @@ def test_the_study_check_flags_the_family_with_a_second_optimum_and_prints_every
 
 def test_the_study_check_finds_nothing_in_normal_seeds_and_names_a_missing_column(tmp_path) -> None:
     runs = _runs_table(np.random.default_rng(4), worse_seeds=set())
-    assert not any(c.second_optimum for c in study_checks(runs)) and family_reasons(study_checks(runs)) == {}
+    assert not any(c.second_optimum for c in study_checks(runs))
+    assert family_reasons(study_checks(runs)) == {("adult", "adv"): "", ("adult", "nonpriv"): ""}
     path = tmp_path / "runs.csv"
     runs.drop(columns=["attack_accuracy"]).to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"runs.csv: no column\(s\) attack_accuracy"):
@@ -168,15 +172,50 @@ def test_the_study_check_finds_nothing_in_normal_seeds_and_names_a_missing_colum
 
 
 def test_the_family_checks_power_is_the_figure_docs_claims_states():
-    """Issue 40: the power of the seed_shape study as `make claims` runs it (15 seeds, Holm over its 22 checks),
-    with 1 seed in 5 landing 10 or 5 points worse, at the seed spreads of Adult's test sets and of AG's and Blog's
-    (benchmarks/seed_shape.py prints it, docs/claims.md states it)."""
+    """Issue 40: the power of a seed_shape family check as `make claims` runs it (15 seeds, Holm over the family's
+    2 checks: test accuracy and the claims' attacker), 1 seed in 5 landing 10 or 5 points worse, at the seed spreads
+    of Adult's, AG's and 1,500-example test sets (benchmarks/seed_shape.py prints it, docs/claims.md states it).
+    At 1.3 points it reaches the 90% the issue asks for; the two-cluster test alone did not (69% over the study's
+    22 checks, 82% over 2)."""
     from pathlib import Path
 
-    from privtext.claims.seed_shape import family_check_power
+    from privtext.claims.seed_shape import MIN_POWER, family_check_power
 
-    stated = {(0.003, 0.10): 0.96, (0.003, 0.05): 0.96, (0.013, 0.10): 0.69, (0.013, 0.05): 0.04}
-    page = (Path(__file__).resolve().parents[1] / "docs" / "claims.md").read_text()
-    for (spread, worse), figure in stated.items():
-        assert round(family_check_power(spread, worse, n_checks=22), 2) == figure, (spread, worse)
-        assert f"{figure:.0%} at {worse * 100:g} points" in page
+    stated = {0.003: (0.97, 0.97), 0.007: (0.97, 0.86), 0.013: (0.90, 0.17)}  # spread: (10, 5 points worse)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "claims.md").read_text().splitlines()
+    for spread, figures in stated.items():
+        powers = [family_check_power(spread, worse, n_checks=2) for worse in (0.10, 0.05)]
+        assert [round(p, 2) for p in powers] == list(figures), (spread, powers)
+        row = next(line for line in page if line.startswith(f"| {spread * 100:g} points"))
+        assert row.endswith(f"| {figures[0]:.0%} | {figures[1]:.0%} |"), row
+    assert family_check_power(0.013, 0.10, n_checks=2) >= MIN_POWER
+
+
+def test_the_outlier_half_finds_one_seed_in_a_worse_optimum_and_keeps_the_level():
+    """family_test joins the two-cluster test with the largest studentised distance of one seed from the others:
+    one seed of 15 in a worse optimum inflates the spread it is measured against, so R alone misses it; the
+    joined test is calibrated as the smaller of two p-values, so under one normal optimum it keeps its level."""
+    rng = np.random.default_rng(8)
+    found = {"two-cluster": 0, "family": 0}
+    for _ in range(500):  # one seed of 15 landing 10 points worse where seeds spread 1.3 points
+        values = rng.normal(0.0, 1.0, 15)
+        values[3] -= 7.7
+        found["two-cluster"] += cluster_test(dict(enumerate(values))).p_value <= 0.025
+        found["family"] += family_test(dict(enumerate(values))).p_value <= 0.025
+    # at Holm's first step over a family's 2 checks: R alone 39%, the pair 99% (Monte Carlo SE ≤ 0.022)
+    assert found["two-cluster"] / 500 <= 0.5 and found["family"] / 500 >= 0.95
+    null = np.array([family_test(dict(enumerate(rng.normal(0.0, 1.0, 15)))).p_value for _ in range(2000)])
+    # 2,000 draws: the Monte Carlo SE of a 5% rate is 0.0049
+    assert abs((null <= 0.05).mean() - 0.05) <= 0.015 and abs((null <= 0.01).mean() - 0.01) <= 0.007
+
+
+def test_a_family_whose_seeds_spread_too_widely_cannot_vouch_for_its_rows():
+    """docs/claims.md: a family whose check has less than 90% power to find 1 seed in 5 landing 10 points worse,
+    at its own seeds' spread, leaves its rows untestable below 40 seeds, and says so."""
+    runs = _runs_table(np.random.default_rng(5), worse_seeds=set())
+    wide = runs["method"] == "adv"
+    runs.loc[wide, "attack_accuracy"] = 0.75 + np.random.default_rng(6).normal(0, 0.03, wide.sum())
+    reasons = family_reasons(study_checks(runs))
+    assert reasons[("adult", "nonpriv")] == ""
+    assert "finds 1 seed in 5 landing 10 points worse only" in reasons[("adult", "adv")]
+    assert f"{SEEDS_NEEDED} seeds are needed" in reasons[("adult", "adv")]

@@ -139,21 +139,38 @@ def _unconverged(ctx: ClaimContext, part: Part) -> Part:
     return part
 
 
-def _seed_family(ctx: ClaimContext, part: Part, families: Mapping[str, str] | None) -> Part:
-    """A part comparing a method whose seeds the ``seed_shape`` study found in two optima (``families``:
-    :func:`privtext.claims.seed_shape.family_reasons`) cannot be judged on fewer seeds than that needs."""
+SeedFamilies = Mapping[tuple[str, str], str]  # {(dataset, method): blocker, '' if clear}: family_reasons
+
+
+def _families_of(ctx: ClaimContext, runs: Sequence[str]) -> list[tuple[str, str]]:
+    known = _known_runs(ctx, runs)
+    return sorted(set(zip(known["dataset"].astype(str), known["method"].astype(str))))
+
+
+def _seed_family(ctx: ClaimContext, part: Part, families: SeedFamilies | None) -> Part:
+    """A part comparing a method whose seeds the ``seed_shape`` studies found in two optima on the part's
+    dataset, or could not check with enough power (``families``: :func:`privtext.claims.seed_shape.family_reasons`),
+    cannot be judged on fewer seeds than that needs."""
     if part.blocker or not families or part.estimate.n_seeds >= SEEDS_NEEDED:
         return part
-    flagged = sorted(set(_known_runs(ctx, part.runs)["method"]) & set(families))
-    return dataclasses.replace(part, blocker="; ".join(families[m] for m in flagged)) if flagged else part
+    blockers = [families[key] for key in _families_of(ctx, part.runs) if families.get(key)]
+    return dataclasses.replace(part, blocker="; ".join(blockers)) if blockers else part
 
 
-def _seed_check(ctx: ClaimContext, parts: Sequence[Part], families: Mapping[str, str] | None) -> str:
+def _seed_check(ctx: ClaimContext, parts: Sequence[Part], families: SeedFamilies | None) -> str:
+    """What the seed_shape studies say of the families a row compares: blocked, not checked on this dataset, or
+    checked with one optimum found."""
     if families is None:
-        return "not run (study seed_shape): the intervals assume seeds around one optimum"
-    methods = set(_known_runs(ctx, [r for p in parts for r in p.runs])["method"])
-    flagged = sorted(methods & set(families))
-    return f"second optimum: {', '.join(flagged)}" if flagged else "no second optimum found in seed_shape"
+        return "not run (studies seed_shape*): the intervals assume seeds around one optimum"
+    compared = _families_of(ctx, [r for p in parts for r in p.runs])
+    blocked = [m for d, m in compared if families.get((d, m))]
+    unchecked = [m for d, m in compared if (d, m) not in families]
+    found = []
+    if blocked:
+        found.append(f"second optimum or too little power: {', '.join(blocked)}")
+    if unchecked:
+        found.append(f"not checked on {ctx.dataset}: {', '.join(unchecked)}")
+    return "; ".join(found) or "no second optimum found in seed_shape"
 
 
 def judge_parts(parts: Sequence[Part], hedge: str, min_seeds: int = MIN_SEEDS,
@@ -230,7 +247,7 @@ def _paper_reading(parts: Sequence[Part], hedge: str, at_conventional: bool = Fa
 
 
 def _row(claim: Claim, sentence: Claim | Variant, ctx: ClaimContext, parts: list[Part], note: str = "",
-         families: Mapping[str, str] | None = None, label: str = "",
+         families: SeedFamilies | None = None, label: str = "",
          how: Claim | Variant | Alternative | None = None) -> dict[str, Any]:
     """One row: ``sentence`` gives the quote and source, ``how`` (default: the sentence) the hedge; ``label``
     names the reading where the sentence has several (:class:`~privtext.claims.claim.Alternative`)."""
@@ -315,11 +332,12 @@ FINE_TUNED_NOTE = ("No run here has its encoder fine-tuned through the noise: th
 
 
 def claims_table(inputs: ArtefactInputs, claims: Iterable[str] | None = None, evidence: Any = None,
-                 audit: pd.DataFrame | None = None, seed_families: Mapping[str, str] | None = None) -> pd.DataFrame:
+                 audit: pd.DataFrame | None = None, seed_families: SeedFamilies | None = None) -> pd.DataFrame:
     """One row per (claim, dataset it applies to, setting), plus one row per paper dataset not measured (its
     published numbers scored), and F12 from the ε ``audit`` table. Reads saved measures (and, with
-    ``evidence``, the runs' per-example test records). ``seed_families``: the methods the ``seed_shape`` study
-    found with a second optimum (None: the study was not run, which each row's ``seed_check`` says)."""
+    ``evidence``, the runs' per-example test records). ``seed_families``: what the ``seed_shape`` studies found
+    per (dataset, method) (:func:`privtext.claims.seed_shape.family_reasons`; None: they did not run, which
+    each row's ``seed_check`` says)."""
     rows = []
     ran_by_paper = {paper: _ran(inputs, prefixes) for paper, prefixes in PAPER_METHODS.items()}
     for claim in (CLAIMS[c] for c in (claims or CLAIMS)):
