@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from privtext.claims.seed_shape import (FAMILY_LEVEL, MIN_POWER, POWER_WORSE_BY, RUNS_COLUMNS, SEEDS_NEEDED,
-                                        STUDY_SEEDS, SettingCheck, family_check_power, family_findings, study_checks)
+                                        STUDY_SEEDS, FamilyFinding, SettingCheck, family_check_power,
+                                        family_findings, study_checks)
 
 STUDIES = ("seed_shape", "seed_shape_dpnr", "seed_shape_cape")  # the Makefile's SEED_SHAPE
 NUMERIC = ("seed", "test_accuracy", "attack_accuracy")
@@ -48,8 +49,12 @@ def read_runs(path: Path) -> tuple[pd.DataFrame, list[str]]:
     return runs[~bad_rows], left_out
 
 
-def report(checks: list[SettingCheck], level: float = FAMILY_LEVEL) -> str:
-    """The printed table: per setting and measure, the seeds' values, R, p and the verdict."""
+Findings = dict[tuple[str, str], FamilyFinding]
+
+
+def report(checks: list[SettingCheck], findings: Findings, level: float = FAMILY_LEVEL) -> str:
+    """The printed table: per setting and measure, the seeds' values, R, p and the verdict; then the families
+    ``findings`` (:func:`family_findings` of ``checks``) block."""
     lines = [f"two-cluster and one-seed outlier test per setting and measure (privtext.claims.seed_shape.family_test); "
              f"Holm over each method family's tests on each dataset at family-wise {level:g}", ""]
     for check in checks:
@@ -64,7 +69,6 @@ def report(checks: list[SettingCheck], level: float = FAMILY_LEVEL) -> str:
         lines.append(f"{check.setting} | {check.measure} | {len(seeds)} seeds | R = {test.statistic:.3f} | "
                      f"p = {test.p_value:.2g} | {verdict}")
         lines.append(f"    {values}")
-    findings = family_findings(checks, level)
     blocked = {key: f.blocker() for key, f in findings.items() if f.blocker()}
     lines += ["", "families whose claims rows are untestable below "
               f"{SEEDS_NEEDED} seeds: " + (", ".join(f"{m} on {d}" for d, m in sorted(blocked)) if blocked else "none")]
@@ -82,11 +86,10 @@ WORSE_BY = (POWER_WORSE_BY, 0.05)
 REFERENCE_SPREADS = (0.003, 0.007, 0.013)
 
 
-def power_table(checks: list[SettingCheck], level: float = FAMILY_LEVEL) -> str:
+def power_table(checks: list[SettingCheck], findings: Findings, level: float = FAMILY_LEVEL) -> str:
     """How often the studies as run would flag a family with 1 seed in 5 ``WORSE_BY`` lower: at the reference
     spreads for each number of checks a family has, and for each family at its checks' own spreads (the least
     power over them, which is what :func:`privtext.claims.seed_shape.family_reasons` holds to ``MIN_POWER``)."""
-    findings = family_findings(checks, level)
     n_seeds = max((len(c.per_seed) for c in checks), default=STUDY_SEEDS)
     sizes = sorted({len(f.checks) for f in findings.values()}) or [1]
     lines = [f"power of the family check as run: {n_seeds} seeds, Holm over a family's checks at {level:g}; "
@@ -127,9 +130,10 @@ def main() -> None:
         checks += study_checks(runs, args.level, str(path))
     if not checks:
         raise SystemExit(f"no runs.csv of {', '.join(args.study)} under {args.results}/tables/studies")
-    print(report(checks, args.level))
+    findings = family_findings(checks, args.level)  # each family's power simulation: about 0.4 s a check
+    print(report(checks, findings, args.level))
     print()
-    print(power_table(checks, args.level))
+    print(power_table(checks, findings, args.level))
 
 
 if __name__ == "__main__":

@@ -81,12 +81,27 @@ def _between_share(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return share, best + 1
 
 
+@functools.lru_cache(maxsize=16)
+def _null_draws(n_values: int) -> tuple[np.ndarray, np.ndarray]:
+    """``NULL_DRAWS`` rows of ``n_values`` independent standard normal values, each row sorted, and each row's R:
+    the one sample under one normal optimum that both tests' nulls are read from."""
+    rng = np.random.default_rng([NULL_SEED, n_values])
+    draws = np.sort(rng.standard_normal((NULL_DRAWS, n_values)), axis=1)
+    share, _ = _between_share(draws)
+    return draws, share
+
+
 @functools.lru_cache(maxsize=64)
 def _null_statistics(n_values: int) -> np.ndarray:
     """The sorted null distribution of R for ``n_values`` independent standard normal values."""
-    rng = np.random.default_rng([NULL_SEED, n_values])
-    share, _ = _between_share(np.sort(rng.standard_normal((NULL_DRAWS, n_values)), axis=1))
-    return np.sort(share)
+    return np.sort(_null_draws(n_values)[1])
+
+
+def _has_normal_spread(values: np.ndarray) -> bool:
+    """Whether ``values`` can be tested for two optima: at least 3, all finite, and not more than half of them
+    exactly equal (a measurement on a bound, or a method that ignores its seed, has no normal spread)."""
+    return (len(values) >= 3 and bool(np.all(np.isfinite(values)))
+            and 2 * np.unique(values, return_counts=True)[1].max() <= len(values))
 
 
 def cluster_test(per_seed: Mapping[int, float]) -> ClusterTest:
@@ -96,9 +111,7 @@ def cluster_test(per_seed: Mapping[int, float]) -> ClusterTest:
     no normal spread for the null to describe, and one seed off it is not a second optimum."""
     seeds = sorted(per_seed, key=lambda s: (per_seed[s], s))
     values = np.array([per_seed[s] for s in seeds], dtype=float)
-    if len(values) < 3 or not np.all(np.isfinite(values)):
-        return ClusterTest(0.0, 1.0, (), 0.0)
-    if 2 * np.unique(values, return_counts=True)[1].max() > len(values):
+    if not _has_normal_spread(values):
         return ClusterTest(0.0, 1.0, (), 0.0)
     share, lower = _between_share(values[None, :])
     statistic, lower_size = float(share[0]), int(lower[0])
@@ -133,11 +146,9 @@ def _upper_p(null_sorted: np.ndarray, statistic: np.ndarray | float) -> np.ndarr
 def _family_null(n_values: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For ``n_values`` independent standard normal values: the sorted null distributions of R, of the
     outlyingness, and of the smaller of their two p-values (the same draws as :func:`_null_statistics`)."""
-    rng = np.random.default_rng([NULL_SEED, n_values])
-    draws = np.sort(rng.standard_normal((NULL_DRAWS, n_values)), axis=1)
-    share, _ = _between_share(draws)
+    draws, share = _null_draws(n_values)
     outlying = _outlyingness(draws)
-    null_share, null_outlying = np.sort(share), np.sort(outlying)
+    null_share, null_outlying = _null_statistics(n_values), np.sort(outlying)
     smaller = np.minimum(_upper_p(null_share, share), _upper_p(null_outlying, outlying))
     return null_share, null_outlying, np.sort(smaller)
 
@@ -194,9 +205,7 @@ class SettingCheck:
     def spread(self) -> float:
         """The standard deviation of the seeds' values (0 for a measure that has no normal spread to test)."""
         values = np.array(list(self.per_seed.values()), dtype=float)
-        if len(values) < 3 or 2 * np.unique(values, return_counts=True)[1].max() > len(values):
-            return 0.0
-        return float(np.std(values, ddof=1))
+        return float(np.std(values, ddof=1)) if _has_normal_spread(values) else 0.0
 
 
 RUNS_COLUMNS = ("dataset", "method", "seed", "test_accuracy", "attacker", "attribute", "attack_accuracy")
