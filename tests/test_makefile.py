@@ -100,3 +100,36 @@ def test_make_claims_finetune_is_make_claims_with_the_fine_tuned_arm(tmp_path: P
     assert next(a for a in arguments if a.startswith("run_studies=")) == studies[:-1] + ",claims_finetune]"
     assert "claims_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,claims_finetune]" in arguments
     assert arguments.index("finetune={max_train: 2000}") < arguments.index("finetune={max_train: 2000, epochs: 10}")
+
+
+def test_the_replicate_on_new_seeds_runs_every_claims_study_on_them_as_docs_claims_md_says(tmp_path: Path) -> None:
+    # docs/claims.md, "Verdicts on new seeds": make claims with every claims study on seeds 110-150, each
+    # keeping its datasets and methods (Snakemake merges a nested --config into config.yaml key by key)
+    import re
+
+    import yaml
+    from snakemake.cli import parse_config
+    from snakemake.utils import update_config
+
+    from privtext.plan.config import validate_config
+
+    docs = (PROJECT_ROOT / "docs" / "claims.md").read_text()
+    command = re.search(r"^make claims CLAIMS_CONFIG=\"('studies=.*')\"$", docs, flags=re.M)
+    assert command, "docs/claims.md states the replicate's command on a line of its own"
+    project, _, environment = _recording_project(tmp_path)
+    result = subprocess.run(["make", "claims", f"CLAIMS_CONFIG={command.group(1)}"], cwd=project, env=environment,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    arguments = (tmp_path / "arguments").read_text().split("\0")[:-1]
+    assert arguments[-1] == command.group(1).strip("'"), arguments
+
+    base = validate_config(yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text()))
+    config = yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())
+    update_config(config, parse_config(arguments[arguments.index("--config") + 1:]))
+    validate_config(config)
+    claims_studies = re.search(r"^CLAIMS_STUDIES := (.*)$", (PROJECT_ROOT / "Makefile").read_text(), flags=re.M)
+    for name in claims_studies.group(1).split(","):
+        study, before = config["studies"][name], base["studies"][name]
+        assert study["seeds"] == [110, 120, 130, 140, 150], name
+        assert (study["datasets"], study["methods"]) == (before["datasets"], before["methods"]), name
+    assert config["studies"]["seed_shape"]["seeds"] == base["studies"]["seed_shape"]["seeds"]
