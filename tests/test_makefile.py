@@ -133,3 +133,35 @@ def test_the_replicate_on_new_seeds_runs_every_claims_study_on_them_as_docs_clai
         assert study["seeds"] == [110, 120, 130, 140, 150], name
         assert (study["datasets"], study["methods"]) == (before["datasets"], before["methods"]), name
     assert config["studies"]["seed_shape"]["seeds"] == base["studies"]["seed_shape"]["seeds"]
+
+
+def test_the_adult_arm_at_the_papers_lambda_grid_runs_as_docs_claims_md_says(tmp_path: Path) -> None:
+    # docs/claims.md, "Which departures the contradicted rows survived": FEDERATE's claims studies on Adult alone,
+    # uncapped, at the paper's 15 values of lambda, without the seed_shape studies
+    import re
+
+    import yaml
+    from snakemake.cli import parse_config
+    from snakemake.utils import update_config
+
+    from privtext.claims.context import PAPER_LAMBDAS
+    from privtext.plan.config import validate_config
+
+    docs = (PROJECT_ROOT / "docs" / "claims.md").read_text()
+    command = re.search(r"^make claims SEED_SHAPE= CLAIMS_CONFIG=\"(.*)\"$", docs, flags=re.M)
+    assert command, "docs/claims.md states the Adult arm's command on a line of its own"
+    project, _, environment = _recording_project(tmp_path)
+    result = subprocess.run(["make", "claims", "SEED_SHAPE=", f"CLAIMS_CONFIG={command.group(1)}"], cwd=project,
+                            env=environment, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    arguments = (tmp_path / "arguments").read_text().split("\0")[:-1]
+    config = yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())
+    update_config(config, parse_config(arguments[arguments.index("--config") + 1:]))
+    validate_config(config)
+    assert not [s for s in config["run_studies"] if s.startswith("seed_shape")], config["run_studies"]
+    assert {"claims_federate", "claims_federate_eps"} <= set(config["run_studies"])
+    assert config["datasets"] == ["adult"] and config["train"]["max_train"] is None
+    methods = config["studies"]["claims_federate"]["methods"]
+    for method in ("adv", "multiadv", "federate"):
+        assert tuple(methods[method]["lambda"]) == PAPER_LAMBDAS, method
+    assert methods["federate"]["epsilon"] == [8] and "noise" in methods and "inlp" in methods
