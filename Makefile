@@ -56,7 +56,7 @@ run: $(STAMP)
 
 # The empirical ε audit alone (docs/audit.md, "How the audit works"; about 2 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
-	$(BIN)/snakemake --cores all epsilon_audit $(SNAKEMAKE_CONFIG)
+	$(BIN)/snakemake --cores all audit $(SNAKEMAKE_CONFIG)
 
 # The check of each method family's seeds (docs/claims.md, "Seeds that are not normal")
 SEED_SHAPE := seed_shape,seed_shape_dpnr,seed_shape_cape

@@ -27,3 +27,9 @@ rule all:
     input:
         final_outputs(),
     default_target: True
+
+
+# `make audit`: every table and figure of the ε audit (docs/audit.md)
+rule audit:
+    input:
+        audit_outputs(),

@@ -27,6 +27,14 @@ rule epsilon_audit:
             category="EXTRA",
             labels={"artefact": "extra/epsilon_audit_figure", "format": "pdf"},
         ),
+        tradeoff_csv=AUDIT_FILES["tradeoff_csv"],
+        tradeoff_md=report(
+            AUDIT_FILES["tradeoff_md"],
+            caption="../report/extra_epsilon_audit_tradeoff.rst",
+            category="EXTRA",
+            labels={"artefact": "extra/epsilon_audit_tradeoff", "format": "md"},
+        ),
+        profile_csv=AUDIT_FILES["profile_csv"],
     log:
         "results/logs/extra/epsilon_audit.log",
     params:
@@ -39,3 +47,30 @@ rule epsilon_audit:
         "../envs/privtext.yaml"
     script:
         "../workflow/scripts/epsilon_audit.py"
+
+
+# One figure per audited mechanism: its tests' trade-off against the exact curve, and its exact ε(δ)
+rule audit_tradeoff_figure:
+    input:
+        tradeoff=AUDIT_FILES["tradeoff_csv"],
+        profile=AUDIT_FILES["profile_csv"],
+    output:
+        png=report(
+            AUDIT_TRADEOFF_FIGURES["png"],
+            caption="../report/extra_epsilon_audit_tradeoff.rst",
+            category="EXTRA",
+            labels={"artefact": "extra/epsilon_audit_tradeoff/{mechanism}", "format": "png"},
+        ),
+        pdf=AUDIT_TRADEOFF_FIGURES["pdf"],
+    log:
+        "results/logs/extra/epsilon_audit_tradeoff/{mechanism}.log",
+    wildcard_constraints:
+        mechanism="[a-z0-9_]+",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/audit_tradeoff_figure.py"

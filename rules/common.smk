@@ -294,6 +294,13 @@ def artefact_outputs(artefact):
 AUDIT_FILES = {
     "table_csv": "results/tables/extra/epsilon_audit.csv", "table_md": "results/tables/extra/epsilon_audit.md",
     "figure_png": "results/figures/extra/epsilon_audit.png", "figure_pdf": "results/figures/extra/epsilon_audit.pdf",
+    "tradeoff_csv": "results/tables/extra/epsilon_audit_tradeoff.csv",
+    "tradeoff_md": "results/tables/extra/epsilon_audit_tradeoff.md",
+    "profile_csv": "results/tables/extra/epsilon_audit_profile.csv",
+}
+AUDIT_TRADEOFF_FIGURES = {  # one per audited mechanism
+    "png": "results/figures/extra/epsilon_audit_tradeoff/{mechanism}.png",
+    "pdf": "results/figures/extra/epsilon_audit_tradeoff/{mechanism}.pdf",
 }
 CLAIMS_FILES = {
     "table_csv": "results/tables/claims.csv", "table_md": "results/tables/claims.md",
@@ -303,8 +310,10 @@ CLAIMS_FILES = {
 
 
 def audit_outputs():
-    """The ε audit's table and figure (docs/audit.md), opt-in via run_audit (rule epsilon_audit writes them)."""
-    return list(AUDIT_FILES.values())
+    """The ε audit's tables and figures (docs/audit.md), opt-in via run_audit: rule epsilon_audit writes the tables
+    and the summary figure, rule audit_tradeoff_figure one trade-off figure per audited mechanism."""
+    figures = [path.format(mechanism=m) for m in config["audit"]["mechanisms"] for path in AUDIT_TRADEOFF_FIGURES.values()]
+    return list(AUDIT_FILES.values()) + figures
 
 
 # Snakemake's report menu sorts categories with localeCompare (digits before letters): "1." puts the claims

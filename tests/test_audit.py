@@ -11,12 +11,14 @@ import torch
 from scipy import optimize, stats
 
 from conftest import run_snakemake
+from privtext.privacy.accounting import epsilon_accounting
 from privtext.privacy.audit import (
     COLUMNS, MECHANISMS, choose_threshold, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates, l1_pair,
-    l2_pair, measure, minmax_pair, run_audit,
+    l2_pair, measure, mechanism_curve, minmax_pair, run_audit,
 )
 from privtext.plan.config import load_config
-from privtext.privacy.layers import PrivacyLayer, l1_normalise, minmax_normalise
+from privtext.privacy.layers import PrivacyLayer, l1_normalise, minmax_normalise, noise_scale, sensitivity
+from privtext.privacy.tradeoff import exact_curve, laplace_false_negative_rate
 
 torch.set_num_threads(1)
 DEFAULTS = load_config()["audit"]
@@ -30,7 +32,7 @@ LAPLACE_MARGIN = (0.05, 0.05)
 def audit_d50() -> pd.DataFrame:
     """The default audit (mechanisms, ε, samples, seed) at D = 50; docs/audit.md shows D = 384 too."""
     return run_audit(DEFAULTS["mechanisms"], DEFAULTS["epsilons"], [50], SAMPLES, seed=DEFAULTS["seed"],
-                     confidence=DEFAULTS["confidence"], logistic_samples=DEFAULTS["logistic_samples"])
+                     confidence=DEFAULTS["confidence"], logistic_samples=DEFAULTS["logistic_samples"]).table
 
 
 def _rows(table: pd.DataFrame, mechanisms: tuple[str, ...]) -> pd.DataFrame:
@@ -122,7 +124,7 @@ def test_effective_epsilon_of_the_reference_code() -> None:
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 def test_plain_laplace_audit_is_at_most_and_close_to_its_epsilon(epsilon: float) -> None:
-    table = run_audit(["laplace"], [epsilon], [50], SAMPLES, seed=DEFAULTS["seed"])
+    table = run_audit(["laplace"], [epsilon], [50], SAMPLES, seed=DEFAULTS["seed"]).table
     likelihood_ratio = table.set_index("test").loc["likelihood_ratio", "epsilon_lower"]
     assert likelihood_ratio <= epsilon
     assert epsilon - likelihood_ratio <= LAPLACE_MARGIN[0] + LAPLACE_MARGIN[1] * epsilon
@@ -163,9 +165,10 @@ def test_federate_code_exceeds_its_nominal_epsilon_once_the_gap_is_large(audit_d
 def test_same_seed_gives_the_same_table_and_another_seed_other_draws() -> None:
     settings = dict(mechanisms=["l1", "cape_code"], epsilons=[1.0], dims=[8], samples=3000)
     first, again = run_audit(**settings, seed=4), run_audit(**settings, seed=4)
-    pd.testing.assert_frame_equal(first, again)
+    pd.testing.assert_frame_equal(first.table, again.table)
+    pd.testing.assert_frame_equal(first.tradeoff, again.tradeoff)
     other = run_audit(**settings, seed=5)
-    assert not np.array_equal(first["alpha"].to_numpy(), other["alpha"].to_numpy())
+    assert not np.array_equal(first.table["alpha"].to_numpy(), other.table["alpha"].to_numpy())
 
 
 def test_unknown_mechanism_is_rejected_by_name() -> None:
@@ -179,8 +182,8 @@ TINY = {"datasets": ["demo"], "audit": {"samples": 400, "dims": [8], "epsilons":
 
 
 @pytest.mark.slow
-def test_epsilon_audit_rule_writes_the_table_and_figure(tmp_path) -> None:
-    run_snakemake(tmp_path, TINY, ["epsilon_audit"], cores=1)
+def test_audit_target_writes_the_tables_and_figures(tmp_path) -> None:
+    run_snakemake(tmp_path, TINY, ["audit"], cores=1)
     table = pd.read_csv(tmp_path / "results/tables/extra/epsilon_audit.csv")
     assert list(table.columns[: len(COLUMNS)]) == COLUMNS
     assert set(table["mechanism"]) == set(DEFAULTS["mechanisms"]) and set(table["test"]) == {
@@ -189,6 +192,14 @@ def test_epsilon_audit_rule_writes_the_table_and_figure(tmp_path) -> None:
     assert "| mechanism | D | epsilon_nominal |" in (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
     for suffix in ("png", "pdf"):
         assert (tmp_path / f"results/figures/extra/epsilon_audit.{suffix}").stat().st_size > 1000
+        for mechanism in DEFAULTS["mechanisms"]:
+            figure = tmp_path / f"results/figures/extra/epsilon_audit_tradeoff/{mechanism}.{suffix}"
+            assert figure.stat().st_size > 1000
+    tradeoff = pd.read_csv(tmp_path / "results/tables/extra/epsilon_audit_tradeoff.csv")
+    assert set(tradeoff["mechanism"]) == set(DEFAULTS["mechanisms"])
+    assert "TPR at FPR 0.001" in (tmp_path / "results/tables/extra/epsilon_audit_tradeoff.md").read_text()
+    profile = pd.read_csv(tmp_path / "results/tables/extra/epsilon_audit_profile.csv")
+    assert set(profile["mechanism"]) == set(DEFAULTS["mechanisms"]) - {"dpnr_code", "cape_code"}  # not DP: no curve
 
 
 @pytest.mark.slow
@@ -196,3 +207,86 @@ def test_audit_joins_the_default_targets_only_when_switched_on(tmp_path) -> None
     off = run_snakemake(tmp_path / "off", {"datasets": ["demo"], "run_studies": []}, None, "-n")
     on = run_snakemake(tmp_path / "on", {"datasets": ["demo"], "run_studies": [], "run_audit": True}, None, "-n")
     assert "epsilon_audit" not in off.stdout and "epsilon_audit" in on.stdout
+
+
+# --- trade-off curves and the established libraries (docs/audit.md, "Trade-off curves") -------------------------
+
+@pytest.mark.parametrize(("shift", "scale"), [(1.0, 1.0), (2.0, 20.0), (2.0, 0.25)])
+def test_exact_curve_of_one_coordinate_is_the_closed_form(shift: float, scale: float) -> None:
+    curve = exact_curve(np.array([shift]), scale)
+    fpr = np.array([0.0, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5, 0.7, 0.99])
+    assert np.allclose(curve.false_negative_rate(fpr), laplace_false_negative_rate(fpr, shift, scale), atol=1e-6)
+    assert curve.epsilon_for_delta(0.0) == pytest.approx(shift / scale)
+
+
+def _monte_carlo_delta(shifts: np.ndarray, scale: float, epsilons: np.ndarray, draws: int = 400_000) -> np.ndarray:
+    """δ(ε) = E[(1 − e^(ε − L))₊] with L the privacy loss under the first input: an estimate made without
+    dp-accounting, to hold the composed curve to."""
+    rng = np.random.default_rng(0)
+    loss = np.zeros(draws)
+    for shift in shifts:  # output o = noise under input a (centre 0); loss = ln p_a(o)/p_b(o)
+        noise = rng.laplace(0.0, scale, draws)
+        loss += (np.abs(noise - shift) - np.abs(noise)) / scale
+    return np.array([np.mean(np.maximum(0.0, 1.0 - np.exp(e - loss))) for e in epsilons])
+
+
+@pytest.mark.parametrize(("dim", "epsilon"), [(50, 1.0), (50, 8.0), (384, 8.0)])
+def test_composed_curve_agrees_with_an_independent_estimate(dim: int, epsilon: float) -> None:
+    """minmax_calibrated's pair: D coordinates shifted by 1 under Lap(D/ε) noise."""
+    curve = exact_curve(np.ones(dim), dim / epsilon)
+    epsilons = np.linspace(0.0, epsilon, 9)[:-1]
+    exact = np.interp(epsilons, curve.epsilons, curve.deltas)
+    assert np.allclose(exact, _monte_carlo_delta(np.ones(dim), dim / epsilon, epsilons), atol=4e-3)
+
+
+@pytest.mark.parametrize("layer", ["l1", "minmax_calibrated", "minmax"])
+@pytest.mark.parametrize("dim", [50, 384])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_opendp_assigns_the_epsilon_our_accounting_does(layer: str, dim: int, epsilon: float) -> None:
+    """OpenDP's Laplace measurement, built at the layer's noise scale on vectors of the layer's true L1
+    sensitivity, must map to the ε privtext's accounting states (OpenDP rounds up for floating point: at most
+    1e-9 relative more)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=dim), dp.l1_distance(T=float)
+    measurement = dp.m.make_laplace(*space, scale=noise_scale(layer, epsilon, dim))
+    ours = epsilon_accounting(layer, epsilon, dim)["epsilon_effective"]
+    theirs = measurement.map(d_in=sensitivity(layer, dim))
+    assert ours <= theirs <= ours * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("dim", [50, 384])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_dp_accounting_curve_starts_at_our_accounting(dim: int, epsilon: float) -> None:
+    """Each correct layer's audited pair: dp-accounting's ε at a vanishing δ reaches the ε privtext states, and
+    never exceeds it (a layer whose true ε were larger would show here)."""
+    for layer in ("l1", "minmax_calibrated"):
+        curve = mechanism_curve(layer, epsilon, dim)
+        ours = epsilon_accounting(layer, epsilon, dim)["epsilon_effective"]
+        assert curve.epsilon_pure == pytest.approx(ours)
+        assert curve.epsilon_for_delta(1e-12) <= ours * (1 + 1e-6)
+    # the published layer: the library gives D·ε, the true guarantee, not the ε DPNR and CAPE state
+    assert mechanism_curve("minmax", epsilon, dim).epsilon_pure == pytest.approx(dim * epsilon)
+
+
+def test_measured_power_stays_under_the_exact_trade_off() -> None:
+    """Over every correct mechanism and reported rate: the measured power's lower limit never exceeds the best
+    power possible at the upper limit of its false-positive rate."""
+    result = run_audit(["l1", "minmax_calibrated", "federate_code", "laplace"], [0.1, 1.0, 8.0], [50], 20_000, seed=3)
+    measured = result.tradeoff[result.tradeoff["source"] == "measured"]
+    assert len(measured) > 100
+    for (mechanism, dim, epsilon), part in measured.groupby(["mechanism", "D", "epsilon_nominal"]):
+        best = mechanism_curve(mechanism, epsilon, dim).true_positive_rate(part["fpr_high"].to_numpy())
+        assert (part["tpr_low"].to_numpy() <= best + 1e-9).all(), (mechanism, dim, epsilon)
+
+
+def test_reachable_epsilon_is_what_the_likelihood_ratio_proves() -> None:
+    """The sizing figure: at the default sample size, the likelihood ratio comes within its sampling error of
+    epsilon_reachable, which itself reaches 90% of the true ε for l1 at ε ≥ 1 and not for minmax_calibrated at
+    D = 384 (its loss is spread over 384 coordinates: the true curve does not allow it)."""
+    table = run_audit(["l1", "minmax_calibrated"], [1.0, 8.0], [384], SAMPLES, seed=DEFAULTS["seed"]).table
+    rows = table[table["test"] == "likelihood_ratio"].set_index(["mechanism", "epsilon_nominal"])
+    assert (rows.loc["l1", "epsilon_reachable"] >= 0.9 * rows.loc["l1", "epsilon_effective"]).all()
+    assert (rows.loc["minmax_calibrated", "epsilon_reachable"] < 0.9 * rows.loc["minmax_calibrated", "epsilon_effective"]).all()
+    assert np.allclose(rows["epsilon_lower"], rows["epsilon_reachable"], atol=0.06 + 0.05 * rows["epsilon_effective"])

@@ -31,10 +31,19 @@ from sklearn.preprocessing import StandardScaler
 
 from privtext.privacy.accounting import epsilon_accounting
 from privtext.privacy.layers import NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy.tradeoff import ExactCurve, exact_curve
 
 TESTS = ("likelihood_ratio", "logistic_regression")
 COLUMNS = ["mechanism", "D", "epsilon_nominal", "epsilon_effective", "epsilon_lower", "samples", "test"]
-EXTRA_COLUMNS = ["alpha", "beta", "alpha_upper", "beta_upper", "epsilon_ceiling", "confidence", "seed"]
+EXTRA_COLUMNS = ["alpha", "beta", "alpha_upper", "beta_upper", "epsilon_reachable", "epsilon_ceiling", "confidence",
+                 "seed"]
+# The trade-off table: measured (a test's threshold chosen on the calibration half for each target false-positive
+# rate, both rates counted on the measurement half, with two-sided Clopper–Pearson intervals) and exact (dp-accounting)
+TRADEOFF_COLUMNS = ["mechanism", "D", "epsilon_nominal", "test", "source", "fpr_target", "fpr", "fpr_low",
+                    "fpr_high", "tpr", "tpr_low", "tpr_high"]
+REPORTED_FPR = (1e-3, 1e-2)  # the false-positive rates whose power the audit table states
+PROFILE_COLUMNS = ["mechanism", "D", "epsilon_nominal", "delta", "epsilon"]  # exact ε(δ), dp-accounting
+PROFILE_DELTAS = np.concatenate([[0.0], np.geomspace(1e-12, 0.5, 116)])
 CHUNK_ROWS = 10_000  # outputs drawn at once per input: 30 MB at D = 384 in float64
 
 Release = Callable[[np.ndarray, int], np.ndarray]  # (input vector, n) -> n outputs, shape (n, D)
@@ -192,6 +201,24 @@ def epsilon_ceiling(n: int, confidence: float = 0.95) -> float:
     return float(epsilon_lower_bound(0, 0, n, confidence))
 
 
+def clopper_pearson_interval(successes: np.ndarray | int, n: int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Clopper–Pearson interval of a binomial rate (``successes`` out of ``n``)."""
+    k = np.asarray(successes, dtype=float)
+    tail = (1.0 - confidence) / 2
+    low = np.where(k > 0, stats.beta.ppf(tail, np.maximum(k, 1e-300), n - k + 1), 0.0)
+    high = np.where(k < n, stats.beta.ppf(1.0 - tail, k + 1, np.maximum(n - k, 1e-300)), 1.0)
+    return low, high
+
+
+def reachable_epsilon(curve: ExactCurve, samples: int, confidence: float = 0.95, points: int = 400) -> float:
+    """The ε_lower the best test would prove with ``samples`` outputs per input if its error counts came out at
+    their expected values α·n and f(α)·n (``curve``'s trade-off): what the audit can hope for at that size."""
+    alpha = np.concatenate([[0.0], np.geomspace(0.5 / samples, 0.5, points)])
+    beta = curve.false_negative_rate(alpha)
+    proved = epsilon_lower_bound(np.round(alpha * samples), np.round(beta * samples), samples, confidence)
+    return float(np.max(proved))
+
+
 # --- tests and thresholds ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -298,9 +325,58 @@ def _half(release: Release, pair: tuple[np.ndarray, np.ndarray], samples: int, t
     return tuple({name: np.concatenate(parts) for name, parts in side.items()} for side in scores)
 
 
+def _break_ties(statistic: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The statistic plus a random amount below its resolution (a randomised test). The likelihood ratio of
+    clipped Laplace noise has atoms (l1: a fifth of the outputs share its largest value at ε = 1); a threshold
+    inside an atom needs a coin to reach every false-positive rate, as the Neyman–Pearson test does."""
+    return statistic + rng.random(len(statistic)) * 1e-10 * np.maximum(1.0, np.abs(statistic))
+
+
+def measured_tradeoff(calibration: tuple[np.ndarray, np.ndarray], measurement: tuple[np.ndarray, np.ndarray],
+                      targets: Sequence[float], confidence: float = 0.95, *,
+                      rng: np.random.Generator | None = None) -> pd.DataFrame:
+    """Power of the test "statistic > t" at each target false-positive rate x: t is the smallest calibration value
+    of input a with at most x·n calibration values above it, and both rates are counted on the measurement half
+    (fresh outputs, so choosing t does not flatter them), with two-sided Clopper–Pearson intervals. With ``rng``,
+    ties are broken at random (:func:`_break_ties`)."""
+    if rng is not None:
+        calibration = tuple(_break_ties(side, rng) for side in calibration)
+        measurement = tuple(_break_ties(side, rng) for side in measurement)
+    targets = np.asarray(targets, dtype=float)
+    calibration_a = np.sort(calibration[0])
+    allowed = np.floor(targets * len(calibration_a)).astype(int)
+    thresholds = calibration_a[np.clip(len(calibration_a) - 1 - allowed, 0, len(calibration_a) - 1)]
+    n = len(measurement[0])
+    false_pos = n - np.searchsorted(np.sort(measurement[0]), thresholds, "right")
+    true_pos = n - np.searchsorted(np.sort(measurement[1]), thresholds, "right")
+    fpr_low, fpr_high = clopper_pearson_interval(false_pos, n, confidence)
+    tpr_low, tpr_high = clopper_pearson_interval(true_pos, n, confidence)
+    return pd.DataFrame({"fpr_target": targets, "fpr": false_pos / n, "fpr_low": fpr_low, "fpr_high": fpr_high,
+                         "tpr": true_pos / n, "tpr_low": tpr_low, "tpr_high": tpr_high})
+
+
+def mechanism_curve(name: str, epsilon: float, dim: int) -> ExactCurve | None:
+    """The exact curves of ``name``'s audited pair (dp-accounting), or None where the output is not i.i.d.
+    Laplace around the normalised input (the reference code's DPNR and CAPE layers: not DP at any ε)."""
+    mechanism = MECHANISMS[name]
+    if mechanism.statistic != "laplace":
+        return None
+    dim = 1 if mechanism.scalar else dim
+    first, second = mechanism.pair(dim)  # fixed points of the normalisation: they are the centres
+    return exact_curve(first - second, mechanism.scale(epsilon, dim))
+
+
+def _tradeoff_targets(samples: int) -> np.ndarray:
+    return np.unique(np.concatenate([np.geomspace(max(1.0 / samples, 1e-5), 0.5, 30), REPORTED_FPR]))
+
+
+EXACT_FPR = np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241)])
+
+
 def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: int, confidence: float = 0.95,
-                    logistic_samples: int = 5000) -> list[dict]:
-    """One row per test for mechanism ``name`` at nominal ``epsilon`` and dimension ``dim``."""
+                    logistic_samples: int = 5000) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
+    """One row per test for mechanism ``name`` at nominal ``epsilon`` and dimension ``dim``, its trade-off rows
+    (measured for each test, exact where the noise law allows) and its exact ε(δ) (empty where it does not)."""
     mechanism = MECHANISMS[name]
     dim = 1 if mechanism.scalar else dim
     release = mechanism.build(epsilon, dim, _generator(seed, name, epsilon, dim))
@@ -310,34 +386,63 @@ def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: 
     tests = _fit_tests(mechanism, *first, pair, mechanism.scale(epsilon, dim), logistic_samples)
     calibration = _half(release, pair, samples, tests, first)
     measurement = _half(release, pair, samples, tests)
-    records = []
+    curve = mechanism_curve(name, epsilon, dim)
+    reachable = math.inf if curve is None else reachable_epsilon(curve, samples, confidence)
+    records, tradeoff = [], []
+    key = {"mechanism": name, "D": dim, "epsilon_nominal": float(epsilon)}
     for test in TESTS:
         threshold = choose_threshold(calibration[0][test], calibration[1][test], confidence)
         result = measure(measurement[0][test], measurement[1][test], threshold, confidence)
         records.append({
-            "mechanism": name, "D": dim, "epsilon_nominal": float(epsilon),
-            "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)), **result,
-            "samples": samples, "test": test, "epsilon_ceiling": epsilon_ceiling(samples, confidence),
-            "confidence": confidence, "seed": seed,
+            **key, "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)), **result,
+            "samples": samples, "test": test, "epsilon_reachable": min(reachable, epsilon_ceiling(samples, confidence)),
+            "epsilon_ceiling": epsilon_ceiling(samples, confidence), "confidence": confidence, "seed": seed,
         })
-    return records
+        measured = measured_tradeoff((calibration[0][test], calibration[1][test]),
+                                     (measurement[0][test], measurement[1][test]), _tradeoff_targets(samples), confidence,
+                                     rng=_generator(seed, f"{name}/tie-break/{test}", epsilon, dim))
+        tradeoff.append(measured.assign(**key, test=test, source="measured"))
+    profile = pd.DataFrame(columns=PROFILE_COLUMNS)
+    if curve is not None:
+        tpr = curve.true_positive_rate(EXACT_FPR)
+        tradeoff.append(pd.DataFrame({**key, "test": "optimal", "source": "exact", "fpr_target": EXACT_FPR,
+                                      "fpr": EXACT_FPR, "tpr": tpr}))
+        profile = pd.DataFrame({**key, "delta": PROFILE_DELTAS,
+                                "epsilon": [curve.epsilon_for_delta(d) for d in PROFILE_DELTAS]})
+    return records, pd.concat(tradeoff, ignore_index=True).reindex(columns=TRADEOFF_COLUMNS), profile
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit table (one row per mechanism × D × ε × test), its trade-off curves (TRADEOFF_COLUMNS) and the
+    exact privacy profiles ε(δ) (PROFILE_COLUMNS)."""
+
+    table: pd.DataFrame
+    tradeoff: pd.DataFrame
+    profile: pd.DataFrame
 
 
 def run_audit(mechanisms: Sequence[str], epsilons: Sequence[float], dims: Sequence[int], samples: int, *,
               seed: int, confidence: float = 0.95, logistic_samples: int = 5000,
-              progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """The audit table: one row per mechanism × D × ε × test (scalar mechanisms once per ε)."""
+              progress: Callable[[str], None] | None = None) -> AuditResult:
+    """The audit of every mechanism × D × ε (scalar mechanisms once per ε)."""
     unknown = [m for m in mechanisms if m not in MECHANISMS]
     if unknown:
         raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
     if samples < 4:  # the calibration half is split in two again to choose the threshold
         raise ValueError(f"audit samples must be at least 4, got {samples!r}")
-    records = []
+    records, tradeoff, profile = [], [], []
     for name in mechanisms:
         for dim in ([1] if MECHANISMS[name].scalar else dims):
             for epsilon in epsilons:
                 if progress:
                     progress(f"auditing {name} at D={dim}, epsilon={epsilon}")
-                records += audit_mechanism(name, epsilon, dim, samples, seed=seed, confidence=confidence,
-                                           logistic_samples=logistic_samples)
-    return pd.DataFrame(records, columns=COLUMNS + EXTRA_COLUMNS)
+                rows, curves, exact = audit_mechanism(name, epsilon, dim, samples, seed=seed, confidence=confidence,
+                                                      logistic_samples=logistic_samples)
+                records += rows
+                tradeoff.append(curves)
+                profile.append(exact)
+    joined = lambda parts, columns: pd.concat([p for p in parts if len(p)] or [pd.DataFrame(columns=columns)],  # noqa: E731
+                                              ignore_index=True).reindex(columns=columns)
+    return AuditResult(pd.DataFrame(records, columns=COLUMNS + EXTRA_COLUMNS), joined(tradeoff, TRADEOFF_COLUMNS),
+                       joined(profile, PROFILE_COLUMNS))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privtext.privacy.audit import COLUMNS, MECHANISMS, TESTS
+from privtext.privacy.audit import COLUMNS, MECHANISMS, REPORTED_FPR, TESTS
 
 MECHANISM_STYLE = {  # Okabe–Ito colours; the reference code's variants in warm colours
     "l1": ("#0072B2", "o"), "minmax_calibrated": ("#009E73", "D"), "minmax": ("#D55E00", "s"),
@@ -41,7 +41,22 @@ def audit_notes(table: pd.DataFrame) -> list[str]:
         "epsilon_effective: the guarantee (privtext.privacy.accounting for the project's layers); the reference code's "
         "variants: dpnr_code and cape_code are not DP at any ε (∞), federate_code gives √D·ε.",
         "A correct mechanism never shows epsilon_lower > epsilon_effective (beyond the stated confidence).",
+        "epsilon_reachable: what the best test would prove at this sample size if its error counts came out at their "
+        "expected values under the pair's exact trade-off (dp-accounting); ∞ where the output is not Laplace noise.",
+        short_of_90_percent(table),
     ]
+
+
+def short_of_90_percent(table: pd.DataFrame) -> str:
+    """Which DP settings this sample size cannot audit to 90% of their true ε, however good the test."""
+    rows = table[(table["test"] == TESTS[0]) & np.isfinite(table["epsilon_effective"])
+                 & (table["epsilon_reachable"] < 0.9 * table["epsilon_effective"])]
+    if rows.empty:
+        return "At this sample size the best test can reach 90% of the true ε in every setting."
+    shown = ", ".join(f"{r.mechanism} (D = {r.D}, ε = {r.epsilon_nominal:g}: {r.epsilon_reachable:.3g} of "
+                      f"{r.epsilon_effective:.4g})" for r in rows.itertuples())
+    return ("Where the true curve does not let any test reach 90% of the true ε at this sample size "
+            f"(epsilon_reachable of epsilon_effective): {shown}.")
 
 
 def write_audit_table(table: pd.DataFrame, out_prefix: str | Path) -> list[Path]:
@@ -51,8 +66,9 @@ def write_audit_table(table: pd.DataFrame, out_prefix: str | Path) -> list[Path]
     paths = [Path(f"{out_prefix}.csv"), Path(f"{out_prefix}.md")]
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(paths[0], index=False)
-    shown = table[COLUMNS + ["alpha_upper", "beta_upper"]].copy()
-    for column in ("epsilon_nominal", "epsilon_effective", "epsilon_lower", "alpha_upper", "beta_upper"):
+    shown = table[COLUMNS + ["epsilon_reachable", "alpha_upper", "beta_upper"]].copy()
+    for column in ("epsilon_nominal", "epsilon_effective", "epsilon_lower", "epsilon_reachable", "alpha_upper",
+                   "beta_upper"):
         shown[column] = shown[column].map(_number)
     lines = ["# Empirical ε audit of every privacy layer (docs/audit.md)", "", markdown_table(shown), "",
              *[f"- {note}" for note in audit_notes(table)]]
@@ -118,3 +134,123 @@ def write_audit_figure(table: pd.DataFrame, out_prefix: str | Path) -> list[Path
 
     with matplotlib.rc_context(FIGURE_STYLE):
         return save_figure(audit_figure(table), out_prefix)
+
+
+# --- trade-off curves and privacy profiles (docs/audit.md, "Trade-off curves") ---------------------------------
+
+def _rate(row: pd.Series) -> str:
+    return f"{row['tpr']:.3g} [{row['tpr_low']:.3g}, {row['tpr_high']:.3g}] at {row['fpr']:.2g}"
+
+
+def tradeoff_summary(tradeoff: pd.DataFrame) -> pd.DataFrame:
+    """Power at each reported false-positive rate: measured (with its interval and the false-positive rate it
+    really had) for each test, beside the most any test can have there (exact; "–" where the law is not Laplace)."""
+    key = ["mechanism", "D", "epsilon_nominal"]
+    measured = tradeoff[(tradeoff["source"] == "measured") & tradeoff["fpr_target"].isin(REPORTED_FPR)]
+    exact = tradeoff[(tradeoff["source"] == "exact") & tradeoff["fpr"].isin(REPORTED_FPR)]
+    rows = []
+    for (mechanism, dim, epsilon, test), part in measured.groupby(key + ["test"], sort=False):
+        row = {"mechanism": mechanism, "D": dim, "epsilon_nominal": epsilon, "test": test}
+        for fpr in REPORTED_FPR:
+            hit = part[part["fpr_target"] == fpr]
+            best = exact[(exact["mechanism"] == mechanism) & (exact["D"] == dim)
+                         & (exact["epsilon_nominal"] == epsilon) & (exact["fpr"] == fpr)]
+            row[f"TPR at FPR {fpr:g}: measured [95% CI] at its FPR"] = _rate(hit.iloc[0]) if len(hit) else "–"
+            row[f"TPR at FPR {fpr:g}: best possible"] = f"{best['tpr'].iloc[0]:.3g}" if len(best) else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_tradeoff_tables(tradeoff: pd.DataFrame, profile: pd.DataFrame, tradeoff_prefix: str | Path,
+                          profile_csv: str | Path) -> list[Path]:
+    """``tradeoff_prefix``.csv (every point), .md (power at REPORTED_FPR) and the exact profiles' csv."""
+    from privtext.report.artefacts.common import markdown_table
+
+    paths = [Path(f"{tradeoff_prefix}.csv"), Path(f"{tradeoff_prefix}.md"), Path(profile_csv)]
+    paths[0].parent.mkdir(parents=True, exist_ok=True)
+    tradeoff.to_csv(paths[0], index=False)
+    lines = ["# Trade-off of the ε audit's tests (docs/audit.md, \"Trade-off curves\")", "",
+             markdown_table(tradeoff_summary(tradeoff)), "",
+             "- measured: the threshold is chosen on the calibration half for the target false-positive rate; both "
+             "rates are counted on the measurement half (two-sided Clopper–Pearson intervals; ties broken at random).",
+             "- best possible: 1 − f(α), the trade-off function of the pair's exact privacy loss distribution "
+             "(dp-accounting); a sound mechanism's measured power stays under it (up to its interval)."]
+    paths[1].write_text("\n".join(lines) + "\n")
+    paths[2].parent.mkdir(parents=True, exist_ok=True)
+    profile.to_csv(paths[2], index=False)
+    return paths
+
+
+FPR_FLOOR = 1e-5  # the trade-off panels' left edge (false-positive rate 0 is drawn here)
+
+
+def _dp_region(epsilon: float, fpr: np.ndarray) -> np.ndarray:
+    """The most power an ε-DP mechanism allows: min(1, e^ε·α, 1 − e^−ε·(1 − α))."""
+    return np.minimum.reduce([np.ones_like(fpr), np.exp(min(epsilon, 700.0)) * fpr, 1 - np.exp(-epsilon) * (1 - fpr)])
+
+
+def tradeoff_figure(tradeoff: pd.DataFrame, profile: pd.DataFrame, mechanism: str) -> Any:
+    """One column per ε; per D a row of trade-off panels (power against false-positive rate, both log) and a row
+    of exact ε(δ) profiles."""
+    from matplotlib.figure import Figure
+
+    rows = tradeoff[tradeoff["mechanism"] == mechanism]
+    if rows.empty:
+        raise ValueError(f"the audit's trade-off table has no rows for mechanism {mechanism!r}")
+    dims, epsilons = sorted(rows["D"].unique()), sorted(rows["epsilon_nominal"].unique())
+    figure = Figure(figsize=(3.4 * len(epsilons) + 0.4, 5.6 * len(dims)), layout="constrained")
+    axes = figure.subplots(2 * len(dims), len(epsilons), squeeze=False)
+    colour = MECHANISM_STYLE.get(mechanism, ("#333333", "o"))[0]
+    grid = np.geomspace(FPR_FLOOR, 1.0, 200)
+    for i, dim in enumerate(dims):
+        for j, epsilon in enumerate(epsilons):
+            ax, ax_profile = axes[2 * i, j], axes[2 * i + 1, j]
+            part = rows[(rows["D"] == dim) & (rows["epsilon_nominal"] == epsilon)]
+            ax.plot(grid, _dp_region(epsilon, grid), color="#888888", linestyle="--", linewidth=1.0,
+                    label="most a release true to the claimed ε allows")
+            exact = part[part["source"] == "exact"]
+            if len(exact):
+                ax.plot(np.maximum(exact["fpr"], FPR_FLOOR), np.maximum(exact["tpr"], FPR_FLOOR), color="#000000",
+                        linewidth=1.2, label="best possible (exact, dp-accounting)")
+            for test in TESTS:
+                measured = part[(part["source"] == "measured") & (part["test"] == test)]
+                x, y = np.maximum(measured["fpr"], FPR_FLOOR), np.maximum(measured["tpr"], FPR_FLOOR)
+                ax.errorbar(x, y, yerr=[y - np.maximum(measured["tpr_low"], FPR_FLOOR),
+                                        np.maximum(measured["tpr_high"], FPR_FLOOR) - y],
+                            linestyle="none", marker="o", markersize=3.5, color=colour, elinewidth=0.8,
+                            markerfacecolor=colour if test == "likelihood_ratio" else "none",
+                            label=TEST_LABELS[test].split(" (")[0] + " (measured, 95% CI)")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(FPR_FLOOR, 1.0)
+            ax.set_ylim(FPR_FLOOR, 1.5)
+            ax.set_title(f"D = {dim}, claimed ε = {epsilon:g}" if dim > 1 else f"claimed ε = {epsilon:g}")
+            ax.set_xlabel("false-positive rate")
+            ax.set_ylabel("true-positive rate")
+            curve = profile[(profile["mechanism"] == mechanism) & (profile["D"] == dim)
+                            & (profile["epsilon_nominal"] == epsilon) & (profile["delta"] > 0)]
+            if len(curve):
+                ax_profile.plot(curve["delta"], curve["epsilon"], color="#000000", linewidth=1.2)
+                ax_profile.set_xscale("log")
+            else:
+                ax_profile.text(0.5, 0.5, "no finite ε at any δ\n(not DP)", ha="center", va="center",
+                                transform=ax_profile.transAxes)
+            ax_profile.axhline(epsilon, color="#888888", linestyle="--", linewidth=1.0)
+            ax_profile.set_xlabel("δ")
+            ax_profile.set_ylabel("exact ε(δ) of the pair")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    figure.suptitle(f"{mechanism}: trade-off of the audit's tests on its worst-case pair, and its exact ε(δ) "
+                    "(dashed: the claimed ε)")
+    return figure
+
+
+def write_tradeoff_figure(tradeoff: pd.DataFrame, profile: pd.DataFrame, mechanism: str,
+                          out_prefix: str | Path) -> list[Path]:
+    """``out_prefix``.png and .pdf: :func:`tradeoff_figure` in the project's figure style."""
+    import matplotlib
+
+    from privtext.report.artefacts.common import FIGURE_STYLE, save_figure
+
+    with matplotlib.rc_context(FIGURE_STYLE):
+        return save_figure(tradeoff_figure(tradeoff, profile, mechanism), out_prefix)
