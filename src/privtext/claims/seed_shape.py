@@ -161,9 +161,10 @@ def family_test(per_seed: Mapping[int, float]) -> ClusterTest:
     the smaller of the two tests' p-values under one normal optimum, so the pair keeps the level of one test;
     ``statistic``, ``apart`` and ``gap`` are the two-cluster test's."""
     clusters = cluster_test(per_seed)
-    if clusters.statistic == 0.0 and clusters.p_value == 1.0:
+    values = np.sort(np.array(list(per_seed.values()), dtype=float))
+    if not _has_normal_spread(values):
         return clusters  # fewer than 3 values, a non-finite one, or most of them equal: nothing to test
-    values = np.sort(np.array(list(per_seed.values()), dtype=float))[None, :]
+    values = values[None, :]
     null_share, null_outlying, null_smaller = _family_null(values.shape[1])
     smaller = min(float(_upper_p(null_share, clusters.statistic)), float(_upper_p(null_outlying, _outlyingness(values)[0])))
     p_value = (1 + int(np.searchsorted(null_smaller, smaller, side="right"))) / (1 + len(null_smaller))
