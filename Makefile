@@ -54,7 +54,7 @@ LOCAL_SNAKEMAKE := $(BIN)/python workflow/local_snakemake.py
 run: $(STAMP)
 	$(WARM) $(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_CONFIG)
 
-# The empirical ε audit alone (docs/audit.md, "How the audit works"; about 2 minutes on one core). run_audit=true would add it to `make run`.
+# The empirical ε audit alone (docs/audit.md, "How the audit works"; about 4 minutes on one core). run_audit=true would add it to `make run`.
 audit: $(STAMP)
 	$(BIN)/snakemake --cores all audit $(SNAKEMAKE_CONFIG)
 

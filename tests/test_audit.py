@@ -11,13 +11,16 @@ import torch
 from scipy import optimize, stats
 
 from conftest import run_snakemake
-from privtext.privacy.accounting import epsilon_accounting
+from privtext.privacy.accounting import epsilon_accounting, layer_epsilon
 from privtext.privacy.audit import (
-    COLUMNS, MECHANISMS, choose_threshold, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates, l1_pair,
-    l2_pair, measure, mechanism_curve, minmax_pair, run_audit,
+    COLUMNS, MECHANISMS, audit_searched, choose_threshold, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates,
+    l1_pair, l2_pair, measure, mechanism_curve, minmax_pair, run_audit,
 )
 from privtext.plan.config import load_config
-from privtext.privacy.layers import PrivacyLayer, l1_normalise, minmax_normalise, noise_scale, sensitivity
+from privtext.privacy.layers import (
+    LAYERS, PrivacyLayer, l1_normalise, laplace_noise, minmax_normalise, noise_scale, sensitivity,
+)
+from privtext.privacy.search import SearchSettings, normalised, pair_epsilon, search_pair
 from privtext.privacy.tradeoff import exact_curve, laplace_false_negative_rate
 
 torch.set_num_threads(1)
@@ -178,7 +181,8 @@ def test_unknown_mechanism_is_rejected_by_name() -> None:
 
 # --- the workflow ---------------------------------------------------------------------------------------
 
-TINY = {"datasets": ["demo"], "audit": {"samples": 400, "dims": [8], "epsilons": [1.0], "logistic_samples": 100}}
+TINY = {"datasets": ["demo"], "audit": {"samples": 400, "dims": [8], "epsilons": [1.0], "logistic_samples": 100,
+                                       "search": {"restarts": 2, "steps": 10, "moves": 20}}}
 
 
 @pytest.mark.slow
@@ -188,8 +192,11 @@ def test_audit_target_writes_the_tables_and_figures(tmp_path) -> None:
     assert list(table.columns[: len(COLUMNS)]) == COLUMNS
     assert set(table["mechanism"]) == set(DEFAULTS["mechanisms"]) and set(table["test"]) == {
         "likelihood_ratio", "logistic_regression"}
-    assert len(table) == len(DEFAULTS["mechanisms"]) * 2 and (table["samples"] == 400).all()
-    assert "| mechanism | D | epsilon_nominal |" in (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
+    assert (table["samples"] == 400).all()
+    assert (table["pair"] == "hand-picked").sum() == len(DEFAULTS["mechanisms"]) * 2
+    searched = table[table["pair"] == "searched"]  # every mechanism that is a project layer, by the search
+    assert set(searched["mechanism"]) == {m for m in DEFAULTS["mechanisms"] if MECHANISMS[m].layer} and len(searched) == 10
+    assert "| mechanism | pair | D | epsilon_nominal |" in (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
     for suffix in ("png", "pdf"):
         assert (tmp_path / f"results/figures/extra/epsilon_audit.{suffix}").stat().st_size > 1000
         for mechanism in DEFAULTS["mechanisms"]:
@@ -290,3 +297,80 @@ def test_reachable_epsilon_is_what_the_likelihood_ratio_proves() -> None:
     assert (rows.loc["l1", "epsilon_reachable"] >= 0.9 * rows.loc["l1", "epsilon_effective"]).all()
     assert (rows.loc["minmax_calibrated", "epsilon_reachable"] < 0.9 * rows.loc["minmax_calibrated", "epsilon_effective"]).all()
     assert np.allclose(rows["epsilon_lower"], rows["epsilon_reachable"], atol=0.06 + 0.05 * rows["epsilon_effective"])
+
+
+# --- searched worst cases and planted faults (docs/audit.md, "Searched worst cases") ----------------------------
+
+SEARCH = SearchSettings(**DEFAULTS["search"])
+
+
+class ScaleOffByD(PrivacyLayer):
+    """Wrong on purpose: noise D times smaller than the layer states."""
+
+    def __init__(self, kind: str, epsilon: float, dim: int, *, generator: np.random.Generator) -> None:
+        super().__init__(kind, epsilon, dim, generator=generator)
+        self.scale = self.scale / dim
+
+
+class SharedDraw(PrivacyLayer):
+    """Wrong on purpose: one noise vector per forward pass, shared by every example of the batch."""
+
+    def forward(self, v: torch.Tensor) -> torch.Tensor:
+        return self.normalise(v) + laplace_noise((1, self.dim), self.scale, self.generator, dtype=v.dtype)
+
+
+class NormaliseAfterNoise(PrivacyLayer):
+    """Wrong on purpose: the noise is added to the raw input and the sum normalised (the sensitivity the noise
+    is calibrated to is the normalised vector's, not the raw input's)."""
+
+    def forward(self, v: torch.Tensor) -> torch.Tensor:
+        return self.normalise(v + laplace_noise(v.shape, self.scale, self.generator, dtype=v.dtype))
+
+
+def _searched(factory, kind: str = "minmax_calibrated", epsilon: float = 1.0, dim: int = 16, seed: int = 3,
+              samples: int = 5000) -> pd.DataFrame:
+    effective = epsilon_accounting(kind, epsilon, dim)["epsilon_effective"]
+    return pd.DataFrame(audit_searched(kind, lambda e, d, g: factory(kind, e, d, generator=g), epsilon, dim, samples,
+                                       seed=seed, epsilon_effective=effective, settings=SEARCH, logistic_samples=2000))
+
+
+@pytest.mark.parametrize("fault", [ScaleOffByD, SharedDraw, NormaliseAfterNoise])
+@pytest.mark.parametrize("kind", ["minmax_calibrated", "l1"])
+def test_planted_faults_are_proved_wrong_by_the_searched_audit(fault, kind: str) -> None:
+    rows = _searched(fault, kind)
+    assert rows["epsilon_lower"].max() > rows["epsilon_effective"].iloc[0], rows
+    correct = _searched(PrivacyLayer, kind)  # the same search and audit of the layer done right
+    assert (correct["epsilon_lower"] <= correct["epsilon_effective"]).all(), correct
+
+
+@pytest.mark.parametrize(("kind", "dim"), [("l1", 50), ("l1", 384), ("minmax", 50), ("minmax_calibrated", 384)])
+def test_search_finds_the_worst_case_without_a_pair_written(kind: str, dim: int) -> None:
+    """The searched pair is worth at least 90% of the layer's true ε (its worst pair's), and for l1 it is
+    concentrated in one coordinate, as the hand-picked e₁ vs −e₁ is."""
+    layer = PrivacyLayer(kind, 1.0, dim, generator=np.random.default_rng(0))
+    found = search_pair(layer, dim, SEARCH, np.random.default_rng(1))
+    assert pair_epsilon(layer, found.first, found.second) >= 0.9 * layer_epsilon(kind, 1.0, dim)
+    if kind == "l1":
+        gap = np.abs(normalised(layer, found.first) - normalised(layer, found.second))
+        assert gap.max() >= 0.9 * gap.sum()
+
+
+def test_every_registered_layer_is_searched(monkeypatch) -> None:
+    """A layer registered in privtext.privacy.layers that no audit mechanism names is audited under its own name."""
+    from privtext.privacy import audit
+
+    monkeypatch.setattr(audit, "LAYERS", (*audit.LAYERS, "newly_added"))
+    covered = audit.searched_layers(DEFAULTS["mechanisms"])
+    assert covered["newly_added"] == ("newly_added", "laplace")
+    assert {kind for kind, _ in covered.values()} >= set(LAYERS)
+
+
+def test_correct_layers_stay_under_their_epsilon_over_seeds() -> None:
+    """Hand-picked and searched pairs of l1 and minmax_calibrated over 8 seeds: each bound may exceed the true ε
+    with probability at most 10% (two one-sided 95% limits); the count of rows that do must be consistent with
+    that (it is 0 here)."""
+    rows = pd.concat([run_audit(["l1", "minmax_calibrated"], [1.0, 4.0], [16], 4000, seed=seed, logistic_samples=1000,
+                                search=SEARCH).table for seed in range(8)])
+    assert set(rows["pair"]) == {"hand-picked", "searched"}
+    above = int((rows["epsilon_lower"] > rows["epsilon_effective"]).sum())
+    assert above <= stats.binom.ppf(0.999, len(rows), 0.10), rows[rows["epsilon_lower"] > rows["epsilon_effective"]]

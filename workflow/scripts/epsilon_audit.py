@@ -3,6 +3,7 @@
 import logging
 
 from privtext.privacy.audit import run_audit
+from privtext.privacy.search import SearchSettings
 from privtext.report.audit_report import write_audit_figure, write_audit_table, write_tradeoff_tables
 from privtext.runtime.logs import finish_job, setup_logging
 from privtext.runtime.threads import limited_threads
@@ -13,6 +14,7 @@ with limited_threads(snakemake.threads):
     audit = run_audit(
         settings["mechanisms"], settings["epsilons"], settings["dims"], settings["samples"], seed=settings["seed"],
         confidence=settings["confidence"], logistic_samples=settings["logistic_samples"],
+        search=None if settings["search"] is None else SearchSettings(**settings["search"]),
         progress=logging.getLogger("privtext.privacy.audit").info,
     )
 write_audit_table(audit.table, snakemake.output.table_csv.rsplit(".", 1)[0])

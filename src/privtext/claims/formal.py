@@ -40,6 +40,10 @@ def _base(dataset: str, kind: str, setting: str) -> dict[str, Any]:
 
 
 def _rows_of(audit: pd.DataFrame | None, mechanism: str) -> pd.DataFrame | None:
+    """The audit's rows of ``mechanism`` on its hand-picked pair (tables written before the searched audit have
+    no ``pair`` column: all their rows are)."""
+    if audit is not None and "pair" in audit.columns:
+        audit = audit[audit["pair"] == "hand-picked"]
     rows = None if audit is None else audit[audit["mechanism"] == mechanism]
     return None if rows is None or rows.empty else rows
 

@@ -30,13 +30,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtext.privacy.accounting import epsilon_accounting
-from privtext.privacy.layers import NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy.layers import LAYERS, NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy.search import LayerFactory, SearchSettings, batch_release, normalised, pair_epsilon, search_pair
 from privtext.privacy.tradeoff import ExactCurve, exact_curve
 
 TESTS = ("likelihood_ratio", "logistic_regression")
-COLUMNS = ["mechanism", "D", "epsilon_nominal", "epsilon_effective", "epsilon_lower", "samples", "test"]
-EXTRA_COLUMNS = ["alpha", "beta", "alpha_upper", "beta_upper", "epsilon_reachable", "epsilon_ceiling", "confidence",
-                 "seed"]
+COLUMNS = ["mechanism", "pair", "D", "epsilon_nominal", "epsilon_effective", "epsilon_lower", "samples", "test"]
+PAIRS = ("hand-picked", "searched")  # the worst case written for the mechanism, or found by privtext.privacy.search
+EXTRA_COLUMNS = ["alpha", "beta", "alpha_upper", "beta_upper", "pair_epsilon", "epsilon_reachable", "epsilon_ceiling",
+                 "confidence", "seed"]
 # The trade-off table: measured (a test's threshold chosen on the calibration half for each target false-positive
 # rate, both rates counted on the measurement half, with two-sided Clopper–Pearson intervals) and exact (dp-accounting)
 TRADEOFF_COLUMNS = ["mechanism", "D", "epsilon_nominal", "test", "source", "fpr_target", "fpr", "fpr_low",
@@ -146,22 +148,24 @@ class Mechanism:
     epsilon_effective: Callable[[float, int], float]
     statistic: str = "laplace"
     scalar: bool = False  # D is 1 whatever the config says
+    layer: str | None = None  # the PrivacyLayer kind it is, if any: the searched audit audits that layer
 
 
 MECHANISMS: dict[str, Mechanism] = {
-    "l1": Mechanism(_project_layer("l1"), l1_pair, lambda e, d: noise_scale("l1", e, d), _layer_effective("l1")),
+    "l1": Mechanism(_project_layer("l1"), l1_pair, lambda e, d: noise_scale("l1", e, d), _layer_effective("l1"),
+                    layer="l1"),
     "minmax": Mechanism(_project_layer("minmax"), minmax_pair, lambda e, d: noise_scale("minmax", e, d),
-                        _layer_effective("minmax")),
+                        _layer_effective("minmax"), layer="minmax"),
     "minmax_calibrated": Mechanism(_project_layer("minmax_calibrated"), minmax_pair,
                                    lambda e, d: noise_scale("minmax_calibrated", e, d),
-                                   _layer_effective("minmax_calibrated")),
+                                   _layer_effective("minmax_calibrated"), layer="minmax_calibrated"),
     # The scalar cannot mask [0,1,…,1] vs [1,0,…,0]: their difference is not along (1,…,1), and o − min(o)
     # recovers the min-max vector exactly. Not DP at any ε (D·ε would need independent noise per coordinate).
     "dpnr_code": Mechanism(dpnr_code_release, minmax_pair, lambda e, d: 1.0 / e, lambda e, d: math.inf,
-                           statistic="shared_shift"),
+                           statistic="shared_shift", layer="minmax_dpnr_code"),
     # Deterministic given the input: two inputs give two distinct points, ln(1/0) = ∞.
     "cape_code": Mechanism(cape_code_release, minmax_pair, lambda e, d: 1.0 / e, lambda e, d: math.inf,
-                           statistic="fixed_offset"),
+                           statistic="fixed_offset", layer="minmax_cape_code"),
     # Lap(2/ε) on a vector of L1 sensitivity 2√D: (2√D)/(2/ε) = √D·ε (docs/methods.md, "The reference code's departures").
     "federate_code": Mechanism(federate_code_release, l2_pair, lambda e, d: 2.0 / e,
                                lambda e, d: math.sqrt(d) * e),
@@ -292,18 +296,19 @@ def _generator(seed: int, name: str, epsilon: float, dim: int) -> np.random.Gene
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
 
-def _fit_tests(mechanism: Mechanism, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
+def _fit_tests(statistic: str, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
                scale: float, logistic_samples: int) -> dict[str, Scorer]:
-    """Both tests, fitted on the first calibration chunk; larger scores mean "input b"."""
-    centres = pair
-    if mechanism.statistic == "fixed_offset":  # the auditor learns the constant from the outputs it sees
-        centres = (np.median(first_a, axis=0), np.median(first_b, axis=0))
+    """Both tests, fitted on the first calibration chunk; larger scores mean "input b". The likelihood ratio
+    reads an output's first ``len(pair[0])`` columns (a release may append more: the searched audit's batch-mate)."""
+    centres, dim = pair, len(pair[0])
+    if statistic == "fixed_offset":  # the auditor learns the constant from the outputs it sees
+        centres = (np.median(first_a[:, :dim], axis=0), np.median(first_b[:, :dim], axis=0))
     k = min(logistic_samples, len(first_a))
     labels = np.repeat([0, 1], k)
     logistic = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     logistic.fit(np.vstack([first_a[:k], first_b[:k]]), labels)
     return {
-        "likelihood_ratio": lambda o: likelihood_ratio(o, *centres, scale, mechanism.statistic),
+        "likelihood_ratio": lambda o: likelihood_ratio(o[:, :dim], *centres, scale, statistic),
         "logistic_regression": logistic.decision_function,
     }
 
@@ -373,35 +378,48 @@ def _tradeoff_targets(samples: int) -> np.ndarray:
 EXACT_FPR = np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241)])
 
 
+def audit_release(release: Release, pair: tuple[np.ndarray, np.ndarray], *, centres: tuple[np.ndarray, np.ndarray],
+                  scale: float, statistic: str, samples: int, confidence: float, logistic_samples: int,
+                  tie_break: Callable[[str], np.random.Generator]) -> tuple[list[dict], list[pd.DataFrame]]:
+    """Both tests on ``release``'s outputs of ``pair``: per test, its ``measure`` result and its measured
+    trade-off. ``centres`` are the noise-free outputs the likelihood ratio is centred on; ``tie_break(test)``
+    gives the coin of :func:`measured_tradeoff`."""
+    rows = min(CHUNK_ROWS, samples)
+    first = (release(pair[0], rows), release(pair[1], rows))
+    tests = _fit_tests(statistic, *first, centres, scale, logistic_samples)
+    calibration = _half(release, pair, samples, tests, first)
+    measurement = _half(release, pair, samples, tests)
+    results, curves = [], []
+    for test in TESTS:
+        threshold = choose_threshold(calibration[0][test], calibration[1][test], confidence)
+        results.append({**measure(measurement[0][test], measurement[1][test], threshold, confidence), "test": test})
+        curves.append(measured_tradeoff((calibration[0][test], calibration[1][test]),
+                                        (measurement[0][test], measurement[1][test]), _tradeoff_targets(samples),
+                                        confidence, rng=tie_break(test)).assign(test=test, source="measured"))
+    return results, curves
+
+
 def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: int, confidence: float = 0.95,
                     logistic_samples: int = 5000) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
     """One row per test for mechanism ``name`` at nominal ``epsilon`` and dimension ``dim``, its trade-off rows
     (measured for each test, exact where the noise law allows) and its exact ε(δ) (empty where it does not)."""
     mechanism = MECHANISMS[name]
     dim = 1 if mechanism.scalar else dim
-    release = mechanism.build(epsilon, dim, _generator(seed, name, epsilon, dim))
     pair = mechanism.pair(dim)
-    rows = min(CHUNK_ROWS, samples)
-    first = (release(pair[0], rows), release(pair[1], rows))
-    tests = _fit_tests(mechanism, *first, pair, mechanism.scale(epsilon, dim), logistic_samples)
-    calibration = _half(release, pair, samples, tests, first)
-    measurement = _half(release, pair, samples, tests)
+    results, tradeoff = audit_release(
+        mechanism.build(epsilon, dim, _generator(seed, name, epsilon, dim)), pair, centres=pair,
+        scale=mechanism.scale(epsilon, dim), statistic=mechanism.statistic, samples=samples, confidence=confidence,
+        logistic_samples=logistic_samples, tie_break=lambda test: _generator(seed, f"{name}/tie-break/{test}", epsilon, dim))
     curve = mechanism_curve(name, epsilon, dim)
     reachable = math.inf if curve is None else reachable_epsilon(curve, samples, confidence)
-    records, tradeoff = [], []
     key = {"mechanism": name, "D": dim, "epsilon_nominal": float(epsilon)}
-    for test in TESTS:
-        threshold = choose_threshold(calibration[0][test], calibration[1][test], confidence)
-        result = measure(measurement[0][test], measurement[1][test], threshold, confidence)
-        records.append({
-            **key, "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)), **result,
-            "samples": samples, "test": test, "epsilon_reachable": min(reachable, epsilon_ceiling(samples, confidence)),
-            "epsilon_ceiling": epsilon_ceiling(samples, confidence), "confidence": confidence, "seed": seed,
-        })
-        measured = measured_tradeoff((calibration[0][test], calibration[1][test]),
-                                     (measurement[0][test], measurement[1][test]), _tradeoff_targets(samples), confidence,
-                                     rng=_generator(seed, f"{name}/tie-break/{test}", epsilon, dim))
-        tradeoff.append(measured.assign(**key, test=test, source="measured"))
+    ceiling = epsilon_ceiling(samples, confidence)
+    distance = float(np.abs(pair[0] - pair[1]).sum())  # the pairs are fixed points of their normalisation
+    records = [{**key, "pair": PAIRS[0], "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)),
+                **result, "samples": samples, "pair_epsilon": distance / mechanism.scale(epsilon, dim),
+                "epsilon_reachable": min(reachable, ceiling), "epsilon_ceiling": ceiling, "confidence": confidence,
+                "seed": seed} for result in results]
+    tradeoff = [part.assign(**key) for part in tradeoff]
     profile = pd.DataFrame(columns=PROFILE_COLUMNS)
     if curve is not None:
         tpr = curve.true_positive_rate(EXACT_FPR)
@@ -410,6 +428,42 @@ def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: 
         profile = pd.DataFrame({**key, "delta": PROFILE_DELTAS,
                                 "epsilon": [curve.epsilon_for_delta(d) for d in PROFILE_DELTAS]})
     return records, pd.concat(tradeoff, ignore_index=True).reindex(columns=TRADEOFF_COLUMNS), profile
+
+
+def layer_factory(kind: str) -> LayerFactory:
+    """A project layer, in float64 as the audit draws it."""
+    return lambda epsilon, dim, generator: PrivacyLayer(kind, epsilon, dim, generator=generator)
+
+
+def searched_layers(mechanisms: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Audit name -> (PrivacyLayer kind, likelihood-ratio statistic) for every layer the searched audit covers:
+    each requested mechanism that is a project layer, and every registered layer no mechanism names (a layer
+    added to privtext.privacy.layers is audited with no pair written for it)."""
+    chosen = {name: (MECHANISMS[name].layer, MECHANISMS[name].statistic) for name in mechanisms
+              if MECHANISMS[name].layer is not None}
+    named = {MECHANISMS[name].layer for name in MECHANISMS}
+    return {**chosen, **{kind: (kind, "laplace") for kind in LAYERS if kind not in named}}
+
+
+def audit_searched(name: str, factory: LayerFactory, epsilon: float, dim: int, samples: int, *, seed: int,
+                   epsilon_effective: float, settings: SearchSettings, statistic: str = "laplace",
+                   confidence: float = 0.95, logistic_samples: int = 5000) -> list[dict]:
+    """One row per test: the layer ``factory`` builds, audited on the pair :func:`search_pair` finds, each output
+    released beside a known batch-mate (:func:`privtext.privacy.search.batch_release`)."""
+    layer = factory(epsilon, dim, _generator(seed, f"{name}/searched", epsilon, dim))
+    found = search_pair(layer, dim, settings, _generator(seed, f"{name}/search", epsilon, dim))
+    pair = (found.first, found.second)
+    layer.generator = _generator(seed, f"{name}/searched-draws", epsilon, dim)  # the search left its own there
+    results, _ = audit_release(
+        batch_release(layer, pair[0]), pair, centres=(normalised(layer, pair[0]), normalised(layer, pair[1])),
+        scale=layer.scale, statistic=statistic, samples=samples, confidence=confidence,
+        logistic_samples=logistic_samples,
+        tie_break=lambda test: _generator(seed, f"{name}/searched/tie-break/{test}", epsilon, dim))
+    ceiling = epsilon_ceiling(samples, confidence)
+    return [{"mechanism": name, "pair": PAIRS[1], "D": dim, "epsilon_nominal": float(epsilon),
+             "epsilon_effective": float(epsilon_effective), **result, "samples": samples,
+             "pair_epsilon": pair_epsilon(layer, *pair), "epsilon_reachable": math.nan, "epsilon_ceiling": ceiling,
+             "confidence": confidence, "seed": seed} for result in results]
 
 
 @dataclass(frozen=True)
@@ -423,9 +477,10 @@ class AuditResult:
 
 
 def run_audit(mechanisms: Sequence[str], epsilons: Sequence[float], dims: Sequence[int], samples: int, *,
-              seed: int, confidence: float = 0.95, logistic_samples: int = 5000,
+              seed: int, confidence: float = 0.95, logistic_samples: int = 5000, search: SearchSettings | None = None,
               progress: Callable[[str], None] | None = None) -> AuditResult:
-    """The audit of every mechanism × D × ε (scalar mechanisms once per ε)."""
+    """The audit of every mechanism × D × ε on its hand-picked pair (scalar mechanisms once per ε), and with
+    ``search`` of every :func:`searched_layers` layer on the pair a search finds."""
     unknown = [m for m in mechanisms if m not in MECHANISMS]
     if unknown:
         raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
@@ -442,6 +497,15 @@ def run_audit(mechanisms: Sequence[str], epsilons: Sequence[float], dims: Sequen
                 records += rows
                 tradeoff.append(curves)
                 profile.append(exact)
+    for name, (kind, statistic) in (searched_layers(mechanisms) if search is not None else {}).items():
+        for dim in dims:
+            for epsilon in epsilons:
+                if progress:
+                    progress(f"searching and auditing layer {kind} at D={dim}, epsilon={epsilon}")
+                records += audit_searched(name, layer_factory(kind), epsilon, dim, samples, seed=seed,
+                                          epsilon_effective=epsilon_accounting(kind, epsilon, dim)["epsilon_effective"],
+                                          settings=search, statistic=statistic, confidence=confidence,
+                                          logistic_samples=logistic_samples)
     joined = lambda parts, columns: pd.concat([p for p in parts if len(p)] or [pd.DataFrame(columns=columns)],  # noqa: E731
                                               ignore_index=True).reindex(columns=columns)
     return AuditResult(pd.DataFrame(records, columns=COLUMNS + EXTRA_COLUMNS), joined(tradeoff, TRADEOFF_COLUMNS),
