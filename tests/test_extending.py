@@ -267,3 +267,37 @@ def test_a_new_attacker_is_a_class_a_registry_entry_and_a_schema_value(project, 
     planned = _succeeded(_snakemake(project, tmp_path / "work", {
         "datasets": ["demo"], "attack": {"attackers": ["centroid", "linear"]}, **_study("demo", {"nonpriv": {}})}, "-n"))
     assert "results/runs/demo/minilm/nonpriv/mu~0/seed~10/attack.json" in planned
+
+
+# --- a privacy layer ----------------------------------------------------------------------------------------
+
+LAYER_FUNCTION = '''
+
+def l2_normalise(v: torch.Tensor) -> torch.Tensor:
+    norm = v.norm(dim=-1, keepdim=True)
+    return v / torch.where(norm <= 0, torch.ones_like(norm), norm)
+
+'''
+
+
+def test_a_new_privacy_layer_is_one_function_and_one_registry_line_and_its_audit_checks_it(project):
+    layers = project / "src/privtext/privacy/layers.py"
+    text = layers.read_text()
+    marker = "\n\nINDEPENDENT, PER_EXAMPLE_SCALAR, PER_MODEL_VECTOR"
+    layers.write_text(text.replace(marker, LAYER_FUNCTION.rstrip("\n") + marker, 1))
+    right = '"l2": LayerKind(l2_normalise, lambda dim: 2 * math.sqrt(dim), lambda dim: 2 * math.sqrt(dim)),'
+    _add_entry(layers, "LAYER_KINDS: dict[str, LayerKind] = {", right)
+    options = project / "src/privtext/methods/options.py"
+    options.write_text(options.read_text().replace('LAYER_NAMES = ("minmax",', 'LAYER_NAMES = ("l2", "minmax",', 1))
+
+    checks = ("tests/test_privacy.py", "tests/test_audit.py::test_every_registered_layer_holds_its_epsilon_on_its_searched_pair",
+              "tests/test_hardening_config.py::test_setting_names_agree_with_what_the_job_accepts")
+    _pytest(project, *checks)  # the checks cover the new layer (their parameters name it)
+    collected = _run([sys.executable, "-m", "pytest", "--collect-only", "-q", *checks[:2]], project, project).stdout
+    assert "[l2]" in collected
+
+    # stated as FEDERATE's code does (sensitivity 2 for unit-L2 vectors): both checks must fail on it
+    layers.write_text(layers.read_text().replace(right, right.replace("lambda dim: 2 * math.sqrt(dim)", "lambda dim: 2.0")))
+    for check in checks[:2]:
+        result = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", check, "-k", "l2"], project, project)
+        assert result.returncode == 1 and "failed" in result.stdout, result.stdout[-3000:]

@@ -9,12 +9,11 @@ import pytest
 import torch
 
 from privtext.privacy.layers import (
-    LAYERS, PrivacyLayer, l1_normalise, laplace_noise, minmax_normalise, noise_scale, sensitivity,
+    LAYER_KINDS, LAYERS, PrivacyLayer, l1_normalise, laplace_noise, minmax_normalise, noise_scale, sensitivity,
 )
 
 torch.set_num_threads(1)
-NORMALISE = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise,
-             "minmax_dpnr_code": minmax_normalise, "minmax_cape_code": minmax_normalise}
+NORMALISE = {kind: LAYER_KINDS[kind].normalise for kind in LAYERS}  # every registered layer's, a new one's too
 
 
 def _random_vectors(n: int, dim: int, seed: int) -> torch.Tensor:
@@ -146,8 +145,8 @@ def test_non_positive_epsilon_is_rejected_with_its_value(epsilon: float) -> None
 
 
 def test_unknown_layer_is_rejected_with_known_names() -> None:
-    with pytest.raises(ValueError, match="'l2'.*minmax, minmax_calibrated, l1"):
-        PrivacyLayer("l2", 1.0, 4)
+    with pytest.raises(ValueError, match="'gaussian'.*minmax, minmax_calibrated, l1"):
+        PrivacyLayer("gaussian", 1.0, 4)
 
 
 def test_layer_rejects_wrong_dimension() -> None:

@@ -12,16 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from privtext.privacy.layers import CODE_LAYERS, LAYERS, noise_scale, sensitivity
+from privtext.privacy.layers import INDEPENDENT, LAYER_KINDS, noise_scale, sensitivity
 
 
 def layer_epsilon(layer: str, epsilon: float, dim: int) -> float:
     """ε guaranteed by the Laplace mechanism of ``layer``: true sensitivity / noise scale (∞ for the reference
     code's layers, which are DP at no ε)."""
-    if layer in CODE_LAYERS:
-        noise_scale(layer, epsilon, dim)  # validates epsilon and dim all the same
+    scale = noise_scale(layer, epsilon, dim)  # validates layer, epsilon and dim
+    if LAYER_KINDS[layer].noise != INDEPENDENT:
         return math.inf
-    return sensitivity(layer, dim) / noise_scale(layer, epsilon, dim)
+    return sensitivity(layer, dim) / scale
 
 
 def word_dropout_epsilon(epsilon: float, mu: float) -> float:
@@ -44,8 +44,8 @@ def epsilon_accounting(layer: str | None, epsilon: float | None, dim: int, mu: f
             "epsilon_effective": math.inf, "mu": float(mu), "sensitivity": None, "noise_scale": None,
             "differentially_private": False,
         }
-    if layer not in LAYERS:
-        raise ValueError(f"unknown privacy layer {layer!r}; known layers: {', '.join(LAYERS)}")
+    if layer not in LAYER_KINDS:
+        raise ValueError(f"unknown privacy layer {layer!r}; known layers: {', '.join(LAYER_KINDS)}")
     if epsilon is None:
         raise ValueError(f"privacy layer {layer!r} needs an epsilon, got None")
     eps_layer = layer_epsilon(layer, epsilon, dim)
@@ -57,5 +57,5 @@ def epsilon_accounting(layer: str | None, epsilon: float | None, dim: int, mu: f
         "mu": float(mu),
         "sensitivity": sensitivity(layer, dim),
         "noise_scale": noise_scale(layer, epsilon, dim),
-        "differentially_private": layer not in CODE_LAYERS,
+        "differentially_private": LAYER_KINDS[layer].noise == INDEPENDENT,
     }

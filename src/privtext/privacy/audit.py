@@ -30,7 +30,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtext.privacy.accounting import epsilon_accounting
-from privtext.privacy.layers import LAYERS, NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy.layers import LAYER_KINDS, NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
 from privtext.privacy.search import LayerFactory, SearchSettings, batch_release, normalised, pair_epsilon, search_pair
 from privtext.privacy.tradeoff import ExactCurve, exact_curve
 
@@ -442,7 +442,7 @@ def searched_layers(mechanisms: Sequence[str]) -> dict[str, tuple[str, str]]:
     chosen = {name: (MECHANISMS[name].layer, MECHANISMS[name].statistic) for name in mechanisms
               if MECHANISMS[name].layer is not None}
     named = {MECHANISMS[name].layer for name in MECHANISMS}
-    return {**chosen, **{kind: (kind, "laplace") for kind in LAYERS if kind not in named}}
+    return {**chosen, **{kind: (kind, "laplace") for kind in LAYER_KINDS if kind not in named}}
 
 
 def audit_searched(name: str, factory: LayerFactory, epsilon: float, dim: int, samples: int, *, seed: int,

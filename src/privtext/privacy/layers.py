@@ -22,19 +22,17 @@ the mechanism the published numbers came from; they are DP at no ε, and :mod:`p
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
-DP_LAYERS = ("minmax", "minmax_calibrated", "l1")
-CODE_LAYERS = ("minmax_dpnr_code", "minmax_cape_code")  # the reference code's mechanisms: not DP
-LAYERS = DP_LAYERS + CODE_LAYERS
-
 
 def _check_kind(kind: str) -> None:
-    if kind not in LAYERS:
-        raise ValueError(f"unknown privacy layer {kind!r}; known layers: {', '.join(LAYERS)}")
+    if kind not in LAYER_KINDS:
+        raise ValueError(f"unknown privacy layer {kind!r}; known layers: {', '.join(LAYER_KINDS)}")
 
 
 def _check_dim(dim: int) -> None:
@@ -70,8 +68,46 @@ def l1_normalise(v: torch.Tensor) -> torch.Tensor:
     return v / torch.where(norm <= 0, torch.ones_like(norm), norm)
 
 
-NORMALISERS = {"minmax": minmax_normalise, "minmax_calibrated": minmax_normalise, "l1": l1_normalise,
-               "minmax_dpnr_code": minmax_normalise, "minmax_cape_code": minmax_normalise}
+INDEPENDENT, PER_EXAMPLE_SCALAR, PER_MODEL_VECTOR = "independent", "per_example_scalar", "per_model_vector"
+
+
+@dataclass(frozen=True)
+class LayerKind:
+    """One privacy layer (docs/extending.md, "A new privacy layer"): its per-example normalisation, the true L1
+    sensitivity of what that normalisation outputs, the sensitivity its Laplace noise is calibrated to (scale =
+    ``calibrated_to(D)/ε``), and how the noise is drawn: ``independent`` per coordinate and example (the only
+    DP way), or as the reference code does, ``per_example_scalar`` (one scalar per example on every coordinate)
+    or ``per_model_vector`` (one vector, drawn when the layer is built, for every example)."""
+
+    normalise: Callable[[torch.Tensor], torch.Tensor]
+    sensitivity: Callable[[int], float]
+    calibrated_to: Callable[[int], float]
+    noise: str = INDEPENDENT
+
+
+def _dimension(dim: int) -> float:
+    return float(dim)
+
+
+def _one(dim: int) -> float:
+    return 1.0  # DPNR §3.2 / CAPE §3 assume sensitivity 1; the true one is D (see accounting)
+
+
+def _two(dim: int) -> float:
+    return 2.0
+
+
+# Every layer the methods accept, by name (methods/options.py keeps a copy of the names for the Snakefile).
+LAYER_KINDS: dict[str, LayerKind] = {
+    "minmax": LayerKind(minmax_normalise, _dimension, _one),
+    "minmax_calibrated": LayerKind(minmax_normalise, _dimension, _dimension),
+    "l1": LayerKind(l1_normalise, _two, _two),
+    "minmax_dpnr_code": LayerKind(minmax_normalise, _dimension, _one, noise=PER_EXAMPLE_SCALAR),
+    "minmax_cape_code": LayerKind(minmax_normalise, _dimension, _one, noise=PER_MODEL_VECTOR),
+}
+LAYERS = tuple(LAYER_KINDS)
+DP_LAYERS = tuple(name for name, kind in LAYER_KINDS.items() if kind.noise == INDEPENDENT)
+CODE_LAYERS = tuple(name for name in LAYERS if name not in DP_LAYERS)  # the reference code's mechanisms: not DP
 
 
 NoiseGenerator = np.random.Generator | torch.Generator
@@ -125,17 +161,16 @@ def sensitivity(kind: str, dim: int) -> float:
     """True L1 sensitivity of the normalised vector of layer ``kind`` in dimension ``dim``."""
     _check_kind(kind)
     _check_dim(dim)
-    return 2.0 if kind == "l1" else float(dim)
+    return float(LAYER_KINDS[kind].sensitivity(dim))
 
 
 def noise_scale(kind: str, epsilon: float, dim: int) -> float:
-    """Laplace scale the layer uses: 1/ε for ``minmax`` (as published), Δ1/ε for the others."""
+    """Laplace scale the layer uses: 1/ε for ``minmax`` and the reference code's layers (as published), Δ1/ε for
+    the others."""
     _check_kind(kind)
     _check_epsilon(epsilon)
     _check_dim(dim)
-    if kind == "minmax" or kind in CODE_LAYERS:
-        return 1.0 / epsilon  # DPNR §3.2 / CAPE §3 assume sensitivity 1; the true one is D (see accounting)
-    return sensitivity(kind, dim) / epsilon
+    return float(LAYER_KINDS[kind].calibrated_to(dim)) / epsilon
 
 
 class PrivacyLayer(nn.Module):
@@ -161,11 +196,12 @@ class PrivacyLayer(nn.Module):
             generator.manual_seed(seed) if seed is not None else generator.seed()
         self.generator = generator
         # CAPE's code: one noise vector drawn when the model is built, the same for every example and pass
-        self.constant_noise = laplace_noise((dim,), self.scale, generator) if kind == "minmax_cape_code" else None
+        self.noise = LAYER_KINDS[kind].noise
+        self.constant_noise = laplace_noise((dim,), self.scale, generator) if self.noise == PER_MODEL_VECTOR else None
 
     def normalise(self, v: torch.Tensor) -> torch.Tensor:
         """The noise-free, per-example normalisation."""
-        return NORMALISERS[self.kind](v)
+        return LAYER_KINDS[self.kind].normalise(v)
 
     def forward(self, v: torch.Tensor) -> torch.Tensor:
         if v.shape[-1] != self.dim:
@@ -174,7 +210,7 @@ class PrivacyLayer(nn.Module):
         if self.constant_noise is not None:
             return normalised + self.constant_noise.to(dtype=v.dtype, device=v.device)
         # DPNR's code: noise of shape [batch, 1], one scalar per example broadcast over the coordinates
-        shape = (*normalised.shape[:-1], 1) if self.kind == "minmax_dpnr_code" else normalised.shape
+        shape = (*normalised.shape[:-1], 1) if self.noise == PER_EXAMPLE_SCALAR else normalised.shape
         noise = laplace_noise(shape, self.scale, self.generator, dtype=v.dtype, device=v.device)
         return normalised + noise
 

@@ -1,16 +1,17 @@
 """Searched worst cases (docs/audit.md, "Searched worst cases"): audit a privacy layer on the pair a search finds.
 
 The hand-picked pairs of :mod:`privtext.privacy.audit` are only as good as whoever wrote them, and a new layer has
-none. Here a search looks for the pair instead: random restarts, then gradient ascent (Adam) and hill-climbing on a differentiable
-stand-in for the likelihood-ratio statistic, inside the box [−domain, domain]^D of inputs. The stand-in is that
-statistic's expected value, the Kullback–Leibler divergence of the two outputs' laws, computed as if each
-coordinate were Laplace noise around its mean: Σ_i f(z_i) with f(z) = z + e^−z − 1 and z_i = |m_i(x) − m_i(x')|/b_i,
-m_i the mean and b_i = s_i/√2 the Laplace scale that matches the standard deviation s_i of coordinate i over
-common random numbers (the same noise draws for both inputs). Where the noise really is Laplace, z_i is the
-coordinate's share of the pair's ε, so the stand-in grows with the pair's L1 distance after normalisation and,
-f being convex, with how few coordinates carry it: the pair whose loss is easiest to see, not only the largest
-(l1's worst case e₁ vs −e₁ rather than any two vectors of disjoint support). A layer that adds less noise than it
-claims, or normalises after the noise, makes it larger.
+none. Here a search looks for the pair instead: random restarts, then gradient ascent (Adam) and hill-climbing on a
+differentiable stand-in for the likelihood-ratio test, inside the box [−domain, domain]^D of inputs. Each
+coordinate is read as Laplace noise around its mean: z_i = |m_i(x) − m_i(x')| / b_i, with m_i the mean and
+b_i = s_i/√2 the Laplace scale matching the standard deviation s_i of coordinate i over common random numbers (the
+same noise draws for both inputs). The stand-in is ||z||₁ + ||z||₂. Where the noise really is Laplace, ||z||₁ is the
+pair's pure ε, the largest value the likelihood-ratio statistic takes, and ||z||₂ is the parameter μ of the
+Gaussian trade-off that the statistic's bulk approaches when many coordinates add up (Dong, Roth & Su 2022): the
+first makes the pair as far apart as the layer allows, the second, at equal distance, prefers a pair concentrated
+in few coordinates, which a test sees best (for l1 any two unit vectors of disjoint support reach its ε, but e₁
+against −e₁ is the easiest to tell apart). A layer that adds less noise than it claims, or normalises after the
+noise, makes the stand-in larger.
 
 The pair found is then audited as the hand-picked ones are, with one change: each output is released in a batch
 beside a batch-mate the auditor knows (the pair's first input), and the learned test also sees the difference of
@@ -60,12 +61,12 @@ def _outputs(layer: nn.Module, x: torch.Tensor, draws: int, noise_seed: int) -> 
 
 
 def stand_in(layer: nn.Module, first: torch.Tensor, second: torch.Tensor, draws: int, noise_seed: int) -> torch.Tensor:
-    """Σ_i f(z_i), z_i = |m_i(first) − m_i(second)| / b_i, f(z) = z + e^−z − 1, over common random numbers
-    (module docstring); differentiable."""
+    """||z||₁ + ||z||₂, z_i = |m_i(first) − m_i(second)| / b_i, over common random numbers (module docstring);
+    differentiable."""
     a, b = _outputs(layer, first, draws, noise_seed), _outputs(layer, second, draws, noise_seed)
     scale = torch.sqrt((a.var(dim=0) + b.var(dim=0)) / 4 + 1e-12)  # a Laplace(b) coordinate's variance is 2b²
     shift = (a.mean(dim=0) - b.mean(dim=0)).abs() / scale
-    return (shift + torch.exp(-shift) - 1).sum()
+    return shift.sum() + torch.sqrt((shift**2).sum() + 1e-24)
 
 
 def _start(dim: int, restart: int, settings: SearchSettings, rng: np.random.Generator) -> np.ndarray:
