@@ -13,8 +13,9 @@ from scipy import optimize, stats
 from conftest import run_snakemake
 from privtext.privacy.accounting import epsilon_accounting, layer_epsilon
 from privtext.privacy.audit import (
-    COLUMNS, MECHANISMS, audit_searched, choose_threshold, layer_factory, clopper_pearson_upper, epsilon_ceiling, epsilon_from_rates,
-    l1_pair, l2_pair, measure, mechanism_curve, minmax_pair, run_audit,
+    COLUMNS, MECHANISMS, audit_searched, choose_threshold, clopper_pearson_interval, clopper_pearson_upper,
+    epsilon_ceiling, epsilon_from_rates, l1_pair, l2_pair, layer_factory, measure, mechanism_curve, minmax_pair,
+    run_audit,
 )
 from privtext.plan.config import load_config
 from privtext.privacy.layers import (
@@ -195,8 +196,10 @@ def test_audit_target_writes_the_tables_and_figures(tmp_path) -> None:
     assert (table["samples"] == 400).all()
     assert (table["pair"] == "hand-picked").sum() == len(DEFAULTS["mechanisms"]) * 2
     searched = table[table["pair"] == "searched"]  # every mechanism that is a project layer, by the search
-    assert set(searched["mechanism"]) == {m for m in DEFAULTS["mechanisms"] if MECHANISMS[m].layer} and len(searched) == 10
-    assert "| mechanism | pair | D | epsilon_nominal |" in (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
+    assert set(searched["mechanism"]) == {m for m in DEFAULTS["mechanisms"] if MECHANISMS[m].layer}
+    assert len(searched) == 10
+    markdown = (tmp_path / "results/tables/extra/epsilon_audit.md").read_text()
+    assert "| mechanism | pair | D | epsilon_nominal |" in markdown
     for suffix in ("png", "pdf"):
         assert (tmp_path / f"results/figures/extra/epsilon_audit.{suffix}").stat().st_size > 1000
         for mechanism in DEFAULTS["mechanisms"]:
@@ -217,6 +220,13 @@ def test_audit_joins_the_default_targets_only_when_switched_on(tmp_path) -> None
 
 
 # --- trade-off curves and the established libraries (docs/audit.md, "Trade-off curves") -------------------------
+
+@pytest.mark.parametrize("successes", [0, 1, 37, 4999, 5000])
+def test_two_sided_clopper_pearson_is_scipys_exact_interval(successes: int) -> None:
+    low, high = clopper_pearson_interval(successes, 5000, 0.95)
+    reference = stats.binomtest(successes, 5000).proportion_ci(confidence_level=0.95, method="exact")
+    assert low == pytest.approx(reference.low, abs=1e-12) and high == pytest.approx(reference.high, abs=1e-12)
+
 
 @pytest.mark.parametrize(("shift", "scale"), [(1.0, 1.0), (2.0, 20.0), (2.0, 0.25)])
 def test_exact_curve_of_one_coordinate_is_the_closed_form(shift: float, scale: float) -> None:
@@ -295,7 +305,8 @@ def test_reachable_epsilon_is_what_the_likelihood_ratio_proves() -> None:
     table = run_audit(["l1", "minmax_calibrated"], [1.0, 8.0], [384], SAMPLES, seed=DEFAULTS["seed"]).table
     rows = table[table["test"] == "likelihood_ratio"].set_index(["mechanism", "epsilon_nominal"])
     assert (rows.loc["l1", "epsilon_reachable"] >= 0.9 * rows.loc["l1", "epsilon_effective"]).all()
-    assert (rows.loc["minmax_calibrated", "epsilon_reachable"] < 0.9 * rows.loc["minmax_calibrated", "epsilon_effective"]).all()
+    spread = rows.loc["minmax_calibrated"]
+    assert (spread["epsilon_reachable"] < 0.9 * spread["epsilon_effective"]).all()
     assert np.allclose(rows["epsilon_lower"], rows["epsilon_reachable"], atol=0.06 + 0.05 * rows["epsilon_effective"])
 
 

@@ -290,14 +290,17 @@ def test_a_new_privacy_layer_is_one_function_and_one_registry_line_and_its_audit
     options = project / "src/privtext/methods/options.py"
     options.write_text(options.read_text().replace('LAYER_NAMES = ("minmax",', 'LAYER_NAMES = ("l2", "minmax",', 1))
 
-    checks = ("tests/test_privacy.py", "tests/test_audit.py::test_every_registered_layer_holds_its_epsilon_on_its_searched_pair",
+    checks = ("tests/test_privacy.py",
+              "tests/test_audit.py::test_every_registered_layer_holds_its_epsilon_on_its_searched_pair",
               "tests/test_hardening_config.py::test_setting_names_agree_with_what_the_job_accepts")
     _pytest(project, *checks)  # the checks cover the new layer (their parameters name it)
     collected = _run([sys.executable, "-m", "pytest", "--collect-only", "-q", *checks[:2]], project, project).stdout
     assert "[l2]" in collected
 
     # stated as FEDERATE's code does (sensitivity 2 for unit-L2 vectors): both checks must fail on it
-    layers.write_text(layers.read_text().replace(right, right.replace("lambda dim: 2 * math.sqrt(dim)", "lambda dim: 2.0")))
+    wrong = right.replace("lambda dim: 2 * math.sqrt(dim)", "lambda dim: 2.0")
+    layers.write_text(layers.read_text().replace(right, wrong))
     for check in checks[:2]:
-        result = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", check, "-k", "l2"], project, project)
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", check, "-k", "l2"]
+        result = _run(command, project, project)
         assert result.returncode == 1 and "failed" in result.stdout, result.stdout[-3000:]

@@ -8,6 +8,10 @@ and β), bound α and β by one-sided Clopper–Pearson upper limits and report 
 ε those bounds prove. Two tests: the likelihood ratio (optimal, the noise law being known) and a logistic
 regression on the outputs (a generic learned test that does not use that knowledge).
 
+Beside each bound: the tests' measured trade-off (power at each false-positive rate) and the pair's exact curves
+from dp-accounting (:mod:`privtext.privacy.tradeoff`); and for every project layer, the same audit on the pair a
+search finds (:mod:`privtext.privacy.search`, rows with ``pair = searched``).
+
 ``l1``, ``minmax`` and ``minmax_calibrated`` are the project's layers, drawn through
 :class:`privtext.privacy.layers.PrivacyLayer` itself. ``dpnr_code``, ``cape_code`` and ``federate_code`` are the
 public reference code's layers (docs/methods.md, "The reference code's departures"), kept here only, as examples of what not to do. ``laplace`` is
@@ -30,7 +34,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from privtext.privacy.accounting import epsilon_accounting
-from privtext.privacy.layers import LAYER_KINDS, NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale
+from privtext.privacy.layers import (
+    LAYER_KINDS, NoiseGenerator, PrivacyLayer, laplace_noise, minmax_normalise, noise_scale,
+)
 from privtext.privacy.search import LayerFactory, SearchSettings, batch_release, normalised, pair_epsilon, search_pair
 from privtext.privacy.tradeoff import ExactCurve, exact_curve
 
@@ -205,7 +211,8 @@ def epsilon_ceiling(n: int, confidence: float = 0.95) -> float:
     return float(epsilon_lower_bound(0, 0, n, confidence))
 
 
-def clopper_pearson_interval(successes: np.ndarray | int, n: int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson_interval(successes: np.ndarray | int, n: int,
+                             confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Clopper–Pearson interval of a binomial rate (``successes`` out of ``n``)."""
     k = np.asarray(successes, dtype=float)
     tail = (1.0 - confidence) / 2
@@ -409,7 +416,8 @@ def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: 
     results, tradeoff = audit_release(
         mechanism.build(epsilon, dim, _generator(seed, name, epsilon, dim)), pair, centres=pair,
         scale=mechanism.scale(epsilon, dim), statistic=mechanism.statistic, samples=samples, confidence=confidence,
-        logistic_samples=logistic_samples, tie_break=lambda test: _generator(seed, f"{name}/tie-break/{test}", epsilon, dim))
+        logistic_samples=logistic_samples,
+        tie_break=lambda test: _generator(seed, f"{name}/tie-break/{test}", epsilon, dim))
     curve = mechanism_curve(name, epsilon, dim)
     reachable = math.inf if curve is None else reachable_epsilon(curve, samples, confidence)
     key = {"mechanism": name, "D": dim, "epsilon_nominal": float(epsilon)}
@@ -506,7 +514,9 @@ def run_audit(mechanisms: Sequence[str], epsilons: Sequence[float], dims: Sequen
                                           epsilon_effective=epsilon_accounting(kind, epsilon, dim)["epsilon_effective"],
                                           settings=search, statistic=statistic, confidence=confidence,
                                           logistic_samples=logistic_samples)
-    joined = lambda parts, columns: pd.concat([p for p in parts if len(p)] or [pd.DataFrame(columns=columns)],  # noqa: E731
-                                              ignore_index=True).reindex(columns=columns)
+    def joined(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+        parts = [part for part in parts if len(part)] or [pd.DataFrame(columns=columns)]
+        return pd.concat(parts, ignore_index=True).reindex(columns=columns)
+
     return AuditResult(pd.DataFrame(records, columns=COLUMNS + EXTRA_COLUMNS), joined(tradeoff, TRADEOFF_COLUMNS),
                        joined(profile, PROFILE_COLUMNS))

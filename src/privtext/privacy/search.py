@@ -101,15 +101,16 @@ def search_pair(layer: nn.Module, dim: int, settings: SearchSettings, rng: np.ra
     return best
 
 
-def _hill_climb(layer: nn.Module, pair: torch.Tensor, settings: SearchSettings, rng: np.random.Generator) -> torch.Tensor:
+def _hill_climb(layer: nn.Module, pair: torch.Tensor, settings: SearchSettings,
+                rng: np.random.Generator) -> torch.Tensor:
     """Moves the gradient cannot make: set one coordinate of one input to −domain, 0 or domain, kept when the
     stand-in grows (on one set of common random numbers, so that moves are compared on the same noise). Zeroing
     coordinates concentrates a pair's difference, which a gradient spread over every coordinate does not do."""
     seed = int(rng.integers(2**63))
     best = float(stand_in(layer, pair[0], pair[1], settings.draws, seed))
     values = (-settings.domain, 0.0, settings.domain)
-    for side, coordinate, choice in zip(rng.integers(0, 2, settings.moves), rng.integers(0, pair.shape[1], settings.moves),
-                                        rng.integers(0, 3, settings.moves)):
+    sides, coordinates = rng.integers(0, 2, settings.moves), rng.integers(0, pair.shape[1], settings.moves)
+    for side, coordinate, choice in zip(sides, coordinates, rng.integers(0, 3, settings.moves)):
         old = float(pair[side, coordinate])
         pair[side, coordinate] = values[choice]
         value = float(stand_in(layer, pair[0], pair[1], settings.draws, seed))
