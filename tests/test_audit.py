@@ -236,6 +236,12 @@ def test_exact_curve_of_one_coordinate_is_the_closed_form(shift: float, scale: f
     assert curve.epsilon_for_delta(0.0) == pytest.approx(shift / scale)
 
 
+def test_exact_curve_of_a_pair_that_does_not_differ_is_the_diagonal() -> None:
+    curve = exact_curve(np.zeros(4), 1.0)
+    assert curve.epsilon_for_delta(0.0) == curve.epsilon_for_delta(1e-3) == 0.0
+    assert np.allclose(curve.true_positive_rate([0.0, 0.1, 0.5]), [0.0, 0.1, 0.5])
+
+
 def _monte_carlo_delta(shifts: np.ndarray, scale: float, epsilons: np.ndarray, draws: int = 400_000) -> np.ndarray:
     """δ(ε) = E[(1 − e^(ε − L))₊] with L the privacy loss under the first input: an estimate made without
     dp-accounting, to hold the composed curve to."""

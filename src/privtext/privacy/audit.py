@@ -406,6 +406,15 @@ def audit_release(release: Release, pair: tuple[np.ndarray, np.ndarray], *, cent
     return results, curves
 
 
+def _records(results: list[dict], key: dict, pair: str, epsilon_effective: float, *, samples: int,
+             pair_epsilon: float, reachable: float, confidence: float, seed: int) -> list[dict]:
+    """The audit table's rows of one mechanism × D × ε on one pair: ``results`` (one per test) with what they share."""
+    ceiling = epsilon_ceiling(samples, confidence)
+    return [{**key, "pair": pair, "epsilon_effective": float(epsilon_effective), **result, "samples": samples,
+             "pair_epsilon": pair_epsilon, "epsilon_reachable": reachable, "epsilon_ceiling": ceiling,
+             "confidence": confidence, "seed": seed} for result in results]
+
+
 def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: int, confidence: float = 0.95,
                     logistic_samples: int = 5000) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
     """One row per test for mechanism ``name`` at nominal ``epsilon`` and dimension ``dim``, its trade-off rows
@@ -421,12 +430,11 @@ def audit_mechanism(name: str, epsilon: float, dim: int, samples: int, *, seed: 
     curve = mechanism_curve(name, epsilon, dim)
     reachable = math.inf if curve is None else reachable_epsilon(curve, samples, confidence)
     key = {"mechanism": name, "D": dim, "epsilon_nominal": float(epsilon)}
-    ceiling = epsilon_ceiling(samples, confidence)
     distance = float(np.abs(pair[0] - pair[1]).sum())  # the pairs are fixed points of their normalisation
-    records = [{**key, "pair": PAIRS[0], "epsilon_effective": float(mechanism.epsilon_effective(epsilon, dim)),
-                **result, "samples": samples, "pair_epsilon": distance / mechanism.scale(epsilon, dim),
-                "epsilon_reachable": min(reachable, ceiling), "epsilon_ceiling": ceiling, "confidence": confidence,
-                "seed": seed} for result in results]
+    records = _records(results, key, PAIRS[0], mechanism.epsilon_effective(epsilon, dim), samples=samples,
+                       pair_epsilon=distance / mechanism.scale(epsilon, dim),
+                       reachable=min(reachable, epsilon_ceiling(samples, confidence)), confidence=confidence,
+                       seed=seed)
     tradeoff = [part.assign(**key) for part in tradeoff]
     profile = pd.DataFrame(columns=PROFILE_COLUMNS)
     if curve is not None:
@@ -467,11 +475,9 @@ def audit_searched(name: str, factory: LayerFactory, epsilon: float, dim: int, s
         scale=layer.scale, statistic=statistic, samples=samples, confidence=confidence,
         logistic_samples=logistic_samples,
         tie_break=lambda test: _generator(seed, f"{name}/searched/tie-break/{test}", epsilon, dim))
-    ceiling = epsilon_ceiling(samples, confidence)
-    return [{"mechanism": name, "pair": PAIRS[1], "D": dim, "epsilon_nominal": float(epsilon),
-             "epsilon_effective": float(epsilon_effective), **result, "samples": samples,
-             "pair_epsilon": pair_epsilon(layer, *pair), "epsilon_reachable": math.nan, "epsilon_ceiling": ceiling,
-             "confidence": confidence, "seed": seed} for result in results]
+    key = {"mechanism": name, "D": dim, "epsilon_nominal": float(epsilon)}
+    return _records(results, key, PAIRS[1], epsilon_effective, samples=samples,
+                    pair_epsilon=pair_epsilon(layer, *pair), reachable=math.nan, confidence=confidence, seed=seed)
 
 
 @dataclass(frozen=True)

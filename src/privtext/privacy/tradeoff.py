@@ -37,7 +37,7 @@ class ExactCurve:
 
     def epsilon_for_delta(self, delta: float) -> float:
         """The smallest ε for which the pair is (ε, δ)-indistinguishable; δ = 0 gives the pure ε."""
-        if delta <= 0:
+        if delta <= 0 or self.distribution is None:  # None: a pair that does not differ (ε = 0 at every δ)
             return self.epsilon_pure
         return min(float(self.distribution.get_epsilon_for_delta(delta)), self.epsilon_pure)
 
