@@ -74,3 +74,50 @@ rule audit_tradeoff_figure:
         "../envs/privtext.yaml"
     script:
         "../workflow/scripts/audit_tradeoff_figure.py"
+
+
+# The end-to-end audit of each DP run's release path on one dataset's texts (docs/audit.md, "The release path,
+# end to end"): word dropout, the frozen encoder, the run's trained encoder and privacy layer.
+rule release_audit:
+    input:
+        unpack(release_audit_inputs),
+    output:
+        "results/tables/extra/release_audit/{dataset}.csv",
+    log:
+        "results/logs/extra/release_audit/{dataset}.log",
+    params:
+        release=config["audit"]["release"],
+        seed=config["audit"]["seed"],
+        confidence=config["audit"]["confidence"],
+        encoder={k: v for k, v in config["encoder"].items() if k not in ("device", "threads")},
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/release_audit.py"
+
+
+rule release_audit_table:
+    input:
+        lambda wildcards: [f"results/tables/extra/release_audit/{d}.csv" for d in release_audit_datasets()],
+    output:
+        table_csv=RELEASE_AUDIT_FILES["table_csv"],
+        table_md=report(
+            RELEASE_AUDIT_FILES["table_md"],
+            caption="../report/extra_release_audit.rst",
+            category="EXTRA",
+            labels={"artefact": "extra/release_audit", "format": "md"},
+        ),
+    log:
+        "results/logs/extra/release_audit_table.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/privtext.yaml"
+    script:
+        "../workflow/scripts/release_audit_table.py"

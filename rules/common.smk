@@ -309,11 +309,45 @@ CLAIMS_FILES = {
 }
 
 
+RELEASE_AUDIT_FILES = {"table_csv": "results/tables/extra/release_audit.csv",
+                       "table_md": "results/tables/extra/release_audit.md"}
+
+
+def release_audit_datasets():
+    """The text datasets whose release paths the audit covers: audit.release's, where selected and in its study."""
+    block = config["audit"]["release"]
+    if block is None:
+        return []
+    if block["study"] not in config["studies"]:  # asked only when the audit is: another config may drop the study
+        raise ConfigError(f"invalid config key 'audit.release.study': {block['study']!r} is not defined under "
+                          f"'studies' (defined: {sorted(config['studies'])})")
+    studied = study_config(block["study"])["datasets"]
+    return [d for d in block["datasets"] if d in studied and d not in TABULAR_DATASETS]
+
+
+def release_audit_points(dataset):
+    """The runs audit.release audits on ``dataset``: its study's frozen DP points at μ = 0 and the first seed."""
+    points = [p for p in study_grid(config["audit"]["release"]["study"])
+              if p.dataset == dataset and not p.finetune and p.mu == 0 and "layer" in METHODS[p.method].defaults]
+    first = min((p.seed for p in points), default=None)
+    return [p for p in points if p.seed == first]
+
+
+def release_audit_inputs(wildcards):
+    points = release_audit_points(wildcards.dataset)
+    return {"meta": f"results/data/{wildcards.dataset}/meta.json",
+            "test": f"results/data/{wildcards.dataset}/test.parquet",
+            "metrics": [f"{p.run_dir}/metrics.json" for p in points],
+            "models": [f"{p.run_dir}/model.safetensors" for p in points]}
+
+
 def audit_outputs():
     """The ε audit's tables and figures (docs/audit.md), opt-in via run_audit: rule epsilon_audit writes the tables
-    and the summary figure, rule audit_tradeoff_figure one trade-off figure per audited mechanism."""
+    and the summary figure, rule audit_tradeoff_figure one trade-off figure per audited mechanism, rule
+    release_audit_table the end-to-end table (where audit.release has datasets)."""
     figures = [path.format(mechanism=m) for m in config["audit"]["mechanisms"] for path in AUDIT_TRADEOFF_FIGURES.values()]
-    return list(AUDIT_FILES.values()) + figures
+    release = list(RELEASE_AUDIT_FILES.values()) if release_audit_datasets() else []
+    return list(AUDIT_FILES.values()) + figures + release
 
 
 # Snakemake's report menu sorts categories with localeCompare (digits before letters): "1." puts the claims
@@ -343,6 +377,8 @@ def claims_inputs(wildcards):
         inputs["published"] = config["published_results"]
     if config["run_audit"]:
         inputs["audit"] = AUDIT_FILES["table_csv"]  # F12: the ε audit as a claim row
+        if release_audit_datasets():  # D4: Theorem 2 on the release path
+            inputs["release_audit"] = RELEASE_AUDIT_FILES["table_csv"]
     # the seeds-in-two-optima check per method family: the seed_shape studies that run and have points here (a
     # subset of datasets can leave one with none)
     inputs["seed_shape"] = [f"results/tables/studies/{s}/runs.csv" for s in seed_shape_studies() if study_grid(s)]

@@ -11,6 +11,7 @@ import torch
 from scipy import optimize, stats
 
 from conftest import run_snakemake
+from planted_layers import NormaliseAfterNoise, ScaleOffByD, SharedDraw
 from privtext.privacy.accounting import epsilon_accounting, layer_epsilon
 from privtext.privacy.audit import (
     COLUMNS, MECHANISMS, audit_searched, choose_threshold, clopper_pearson_interval, clopper_pearson_upper,
@@ -19,7 +20,7 @@ from privtext.privacy.audit import (
 )
 from privtext.plan.config import load_config
 from privtext.privacy.layers import (
-    DP_LAYERS, LAYERS, PrivacyLayer, l1_normalise, laplace_noise, minmax_normalise, noise_scale, sensitivity,
+    DP_LAYERS, LAYERS, PrivacyLayer, l1_normalise, minmax_normalise, noise_scale, sensitivity,
 )
 from privtext.privacy.search import SearchSettings, normalised, pair_epsilon, search_pair
 from privtext.privacy.tradeoff import exact_curve, laplace_false_negative_rate
@@ -182,8 +183,10 @@ def test_unknown_mechanism_is_rejected_by_name() -> None:
 
 # --- the workflow ---------------------------------------------------------------------------------------
 
-TINY = {"datasets": ["demo"], "audit": {"samples": 400, "dims": [8], "epsilons": [1.0], "logistic_samples": 100,
-                                       "search": {"restarts": 2, "steps": 10, "moves": 20}}}
+TINY = {"datasets": ["demo"], "demo": {"n_examples": 400}, "studies": {"quick": load_config()["studies"]["quick"]},
+        "audit": {"samples": 400, "dims": [8], "epsilons": [1.0], "logistic_samples": 100,
+                  "search": {"restarts": 2, "steps": 10, "moves": 20},
+                  "release": {"samples": 400, "masks": 4, "candidates": 20, "swaps": 4, "logistic_samples": 100}}}
 
 
 @pytest.mark.slow
@@ -210,6 +213,15 @@ def test_audit_target_writes_the_tables_and_figures(tmp_path) -> None:
     assert "TPR at FPR 0.001" in (tmp_path / "results/tables/extra/epsilon_audit_tradeoff.md").read_text()
     profile = pd.read_csv(tmp_path / "results/tables/extra/epsilon_audit_profile.csv")
     assert set(profile["mechanism"]) == set(DEFAULTS["mechanisms"]) - {"dpnr_code", "cape_code"}  # not DP: no curve
+    # the release paths end to end: every DP run of the quick study on demo, both adjacencies, every μ, both tests
+    release = pd.read_csv(tmp_path / "results/tables/extra/release_audit.csv")
+    quick = load_config()["studies"]["quick"]["methods"]
+    runs = {(m, e) for m, grid in quick.items() if "epsilon" in grid for e in grid["epsilon"]}
+    assert set(zip(release["method"], release["epsilon_nominal"])) == runs
+    assert len(release) == len(runs) * 2 * len(DEFAULTS["release"]["mus"]) * 2
+    assert (release["samples"] == 400).all() and set(release["dataset"]) == {"demo"}
+    assert "| dataset | method | epsilon_nominal | mu | adjacency |" in (
+        tmp_path / "results/tables/extra/release_audit.md").read_text()
 
 
 @pytest.mark.slow
@@ -319,29 +331,6 @@ def test_reachable_epsilon_is_what_the_likelihood_ratio_proves() -> None:
 # --- searched worst cases and planted faults (docs/audit.md, "Searched worst cases") ----------------------------
 
 SEARCH = SearchSettings(**DEFAULTS["search"])
-
-
-class ScaleOffByD(PrivacyLayer):
-    """Wrong on purpose: noise D times smaller than the layer states."""
-
-    def __init__(self, kind: str, epsilon: float, dim: int, *, generator: np.random.Generator) -> None:
-        super().__init__(kind, epsilon, dim, generator=generator)
-        self.scale = self.scale / dim
-
-
-class SharedDraw(PrivacyLayer):
-    """Wrong on purpose: one noise vector per forward pass, shared by every example of the batch."""
-
-    def forward(self, v: torch.Tensor) -> torch.Tensor:
-        return self.normalise(v) + laplace_noise((1, self.dim), self.scale, self.generator, dtype=v.dtype)
-
-
-class NormaliseAfterNoise(PrivacyLayer):
-    """Wrong on purpose: the noise is added to the raw input and the sum normalised (the sensitivity the noise
-    is calibrated to is the normalised vector's, not the raw input's)."""
-
-    def forward(self, v: torch.Tensor) -> torch.Tensor:
-        return self.normalise(v + laplace_noise(v.shape, self.scale, self.generator, dtype=v.dtype))
 
 
 def _searched(factory, kind: str = "minmax_calibrated", epsilon: float = 1.0, dim: int = 16, seed: int = 3,

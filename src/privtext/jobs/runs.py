@@ -123,6 +123,34 @@ def train_grid_point(point: GridPoint, job: TrainJob) -> dict[str, Any]:
     return result
 
 
+FIRST_LAYER = "encoder.0.0.weight"  # the encoder MLP's first linear map: [hidden, input_dim]
+
+
+def load_trained_method(run_dir: str | Path, data_dir: str | Path, *, threads: int = 1) -> Any:
+    """The method a finished frozen-feature run trained, rebuilt from its ``metrics.json`` (method, resolved
+    hyper-parameters, seed, sizes) and ``model.safetensors``; the dataset's ``meta.json`` gives the label and
+    attribute sizes, as the run had them."""
+    from safetensors.torch import load_file
+
+    from privtext.methods import build_method
+
+    run_dir = Path(run_dir)
+    record = json.loads((run_dir / "metrics.json").read_text())
+    if record.get("finetune"):
+        raise ValueError(f"{run_dir} fine-tuned its encoder: its path from text is not a frozen encoder's")
+    meta = read_meta(data_dir)
+    state = load_file(str(run_dir / "model.safetensors"))
+    if FIRST_LAYER not in state:
+        raise ValueError(f"{run_dir / 'model.safetensors'} has no {FIRST_LAYER!r}: not a model of the shared "
+                         f"architecture (docs/methods.md, \"Methods\")")
+    method = build_method(record["method"], record["hyperparameters"], input_dim=int(state[FIRST_LAYER].shape[1]),
+                          n_classes=len(meta["label_names"]),
+                          attribute_sizes={a: len(v) for a, v in meta["private_attributes"].items()},
+                          seed=int(record["seed"]), threads=threads, device="cpu")
+    method.load_state(state)
+    return method
+
+
 def point_record(point: GridPoint, job: TrainJob, *, meta: Mapping[str, Any], model: Any,
                  hyperparameters: Mapping[str, Any], metrics: Mapping[str, Any], n_train: int,
                  n_train_available: int, history: Mapping[str, Any], started: float,

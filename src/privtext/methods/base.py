@@ -378,3 +378,23 @@ class NeuralMethod(Method):
     def state_dict(self) -> dict[str, torch.Tensor]:
         model = self._fitted()
         return {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+
+    def load_state(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Rebuild the fitted model from :meth:`state_dict`'s weights (a finished run's ``model.safetensors``); the
+        method must be built with the run's hyper-parameters, sizes and seed. Missing or extra weights raise."""
+        _, _, noise_seed = seed_streams(self.seed)
+        with torch_session(self.threads):
+            model = self.build_model(noise_seed)
+            model.load_state_dict(dict(state), strict=True)
+        self.model = model.to(self.device)
+
+    def representation_before_noise(self, X: np.ndarray) -> np.ndarray:
+        """``E(h)``: what the privacy layer receives (it normalises, then adds noise), float64 [n, D]; for a
+        method without a layer, its release."""
+        model = self._fitted()
+        return self.apply(model.encoder, as_features(X, self.input_dim)).numpy().astype(np.float64)
+
+    @property
+    def privacy_module(self) -> PrivacyLayer | None:
+        """The fitted model's privacy layer (normalisation and noise), or None for a non-DP method."""
+        return self._fitted().privacy

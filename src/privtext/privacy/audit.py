@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
+from scipy import special, stats
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -278,15 +278,29 @@ def measure(stat_a: np.ndarray, stat_b: np.ndarray, threshold: Threshold, confid
             "beta_upper": beta_upper, "epsilon_lower": float(epsilon_from_rates(alpha_upper, beta_upper))}
 
 
+def mixture_log_density(outputs: np.ndarray, centres: np.ndarray, scale: float) -> np.ndarray:
+    """ln of the density of each output under an equal mixture of i.i.d. Laplace(``scale``) laws around the rows
+    of ``centres`` [M, D], less the constant −D·ln(2·scale) the two inputs share."""
+    distance = torch.cdist(torch.from_numpy(np.ascontiguousarray(outputs, dtype=np.float64)),
+                           torch.from_numpy(np.ascontiguousarray(centres, dtype=np.float64)), p=1).numpy()
+    return special.logsumexp(-distance / scale, axis=1) - math.log(len(centres))
+
+
 def likelihood_ratio(outputs: np.ndarray, centre_a: np.ndarray, centre_b: np.ndarray, scale: float,
                      statistic: str = "laplace") -> np.ndarray:
-    """ln p_b(o)/p_a(o) for i.i.d. Laplace(``scale``) noise around the centres: Σ(|o − a| − |o − b|)/scale.
+    """ln p_b(o)/p_a(o) for i.i.d. Laplace(``scale``) noise around the centres: Σ(|o − a| − |o − b|)/scale. A
+    centre given as a matrix [M, D] is an equal mixture of its rows (an input whose noise-free output is itself
+    random, as under word dropout: :mod:`privtext.jobs.release_audit`).
 
     For ``shared_shift`` and ``fixed_offset`` the true ratio is ±∞ (the two inputs' outputs never coincide);
     the same sum, after undoing the shared scalar, orders outputs as it does."""
     if statistic == "shared_shift":
         outputs = outputs - outputs.min(axis=1, keepdims=True)  # a min-max vector's min is 0
-    llr = (np.abs(outputs - centre_a) - np.abs(outputs - centre_b)).sum(axis=1) / scale
+    if np.ndim(centre_a) == 1 and np.ndim(centre_b) == 1:
+        llr = (np.abs(outputs - centre_a) - np.abs(outputs - centre_b)).sum(axis=1) / scale
+    else:
+        llr = mixture_log_density(outputs, np.atleast_2d(centre_b), scale) - mixture_log_density(
+            outputs, np.atleast_2d(centre_a), scale)
     return np.round(llr, 9)  # the clipped Laplace ratio has atoms; rounding keeps them from splitting in ulps
 
 
@@ -306,8 +320,9 @@ def _generator(seed: int, name: str, epsilon: float, dim: int) -> np.random.Gene
 def _fit_tests(statistic: str, first_a: np.ndarray, first_b: np.ndarray, pair: tuple[np.ndarray, np.ndarray],
                scale: float, logistic_samples: int) -> dict[str, Scorer]:
     """Both tests, fitted on the first calibration chunk; larger scores mean "input b". The likelihood ratio
-    reads an output's first ``len(pair[0])`` columns (a release may append more: the searched audit's batch-mate)."""
-    centres, dim = pair, len(pair[0])
+    reads an output's first D columns (a release may append more: the searched audit's batch-mate); a centre may
+    be a mixture's [M, D] rows."""
+    centres, dim = pair, np.shape(pair[0])[-1]
     if statistic == "fixed_offset":  # the auditor learns the constant from the outputs it sees
         centres = (np.median(first_a[:, :dim], axis=0), np.median(first_b[:, :dim], axis=0))
     k = min(logistic_samples, len(first_a))

@@ -124,17 +124,25 @@ def _hill_climb(layer: nn.Module, pair: torch.Tensor, settings: SearchSettings,
 BATCH_PAIRS = 32  # (input, batch-mate) pairs per forward pass of the searched audit's releases
 
 
-def batch_release(layer: nn.Module, batch_mate: np.ndarray) -> Callable[[np.ndarray, int], np.ndarray]:
+def batch_release(layer: nn.Module, batch_mate: np.ndarray,
+                  picks: np.random.Generator | None = None) -> Callable[[np.ndarray, int], np.ndarray]:
     """n outputs of an input, each released beside ``batch_mate`` in a batch of BATCH_PAIRS such pairs, one
     forward pass per batch: [o, o − o_mate] per row (the likelihood ratio reads the first D columns, the learned
     test all of them). Many small batches, not one: a layer that shares one draw per pass must show the test
-    many draws to fit on, or it learns the draw instead of the leak."""
+    many draws to fit on, or it learns the draw instead of the leak. An input given as a matrix [M, D] is a
+    random one: each output takes a row drawn uniformly by ``picks`` (word dropout's masks)."""
     def release(x: np.ndarray, n: int) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 2 and picks is None:
+            raise ValueError("an input of several rows needs a generator to pick them")
         rows = []
-        pair = torch.from_numpy(np.stack([x, batch_mate], axis=0).astype(np.float64))
         with torch.no_grad():
             for start in range(0, n, BATCH_PAIRS):
-                out = layer(pair.repeat(min(BATCH_PAIRS, n - start), 1)).numpy()
+                k = min(BATCH_PAIRS, n - start)
+                batch = np.empty((2 * k, x.shape[-1]))
+                batch[0::2] = x if x.ndim == 1 else x[picks.integers(len(x), size=k)]
+                batch[1::2] = batch_mate
+                out = layer(torch.from_numpy(batch)).numpy()
                 rows.append(np.hstack([out[0::2], out[0::2] - out[1::2]]))
         return np.vstack(rows)
     return release
