@@ -330,8 +330,9 @@ def test_dropout_theorem_and_the_printed_epsilon_prime_are_scored_with_the_proje
     ε' at μ = 0.5 is D − ln 2 or so; with the calibrated layer (Lap(D/ε)) 0.62 is the guarantee."""
     from privtext.claims.formal import PRINTED_EPSILON_PRIME
 
-    nominal, calibrated = formal_rows(CLAIMS["D4"], None)
+    nominal, calibrated, *release = formal_rows(CLAIMS["D4"], None)
     assert nominal["setting"] == NOMINAL and calibrated["setting"] == EQUAL_EFFECTIVE
+    assert [r["holds"] for r in release] == ["untestable", "untestable"]  # no audit of the release path
     assert nominal["holds"] == calibrated["holds"] == "holds"
     assert nominal["estimate"] == pytest.approx(384 + math.log(0.5), abs=1e-6)  # ln(0.5·e^384 + 0.5)
     assert calibrated["estimate"] == pytest.approx(math.log(0.5 * math.e + 0.5))
@@ -342,6 +343,49 @@ def test_dropout_theorem_and_the_printed_epsilon_prime_are_scored_with_the_proje
     assert printed_calibrated["holds"] == "holds"
     assert round(math.log(0.5 * math.e + 0.5), 2) == PRINTED_EPSILON_PRIME  # the paper's own arithmetic
     assert f"= {PRINTED_EPSILON_PRIME:g}$" in CLAIMS["D10"].quote[0]  # the number is the paper's, as quoted
+
+
+def _release_rows(bounds: list[float], *, samples: int = 10_000) -> pd.DataFrame:
+    """End-to-end audit rows (one-word pairs at μ = 0.5, then one pair of any two texts) whose likelihood-ratio
+    bounds are ``bounds`` at 95% each: β = 0.5 and the α that gives each bound."""
+    from privtext.privacy.audit import epsilon_lower_bound
+
+    rows = []
+    for k, bound in enumerate(bounds):
+        alphas = np.arange(samples + 1) / samples
+        proved = epsilon_lower_bound(np.round(alphas * samples), samples // 2, samples)
+        alpha = alphas[int(np.argmin(np.abs(proved - bound)))]
+        rows.append({"dataset": "demo", "method": "dpnr_calibrated", "layer": "minmax_calibrated", "D": 384,
+                     "epsilon_nominal": 1.0, "mu": 0.5, "adjacency": "one word" if k < len(bounds) - 1 else "any",
+                     "test": "likelihood_ratio", "alpha": alpha, "beta": 0.5, "samples": samples,
+                     "epsilon_lower": float(epsilon_lower_bound(round(alpha * samples), samples // 2, samples)),
+                     "epsilon_effective": 1.0, "epsilon_prime": math.log(0.5 * math.e + 0.5),
+                     "epsilon_prime_nominal": math.log(0.5 * math.e + 0.5)})
+    return pd.DataFrame(rows)
+
+
+def test_theorem_2_on_the_release_path_reads_its_bounds_together():
+    """D4's release-path rows: one-word bounds under word dropout against ε'. A bound a little above ε' at 95%
+    alone is within what 12 bounds give by chance (family-wise 95%: not contradicted); one far above is
+    contradicted; pairs of any two texts never count against the theorem."""
+    prime = math.log(0.5 * math.e + 0.5)
+    near = _release_rows([prime + 0.02] + [0.0] * 10 + [5.0])  # 11 one-word bounds, then an "any" pair far above
+    rows = formal_rows(CLAIMS["D4"], near)[2:]
+    assert [r["holds"] for r in rows] == ["not shown", "not shown"], rows
+    assert "outside the theorem" in rows[0]["reason"]
+    far = _release_rows([prime + 1.0] + [0.0] * 10 + [0.0])
+    assert [r["holds"] for r in formal_rows(CLAIMS["D4"], far)[2:]] == ["contradicted", "contradicted"]
+
+
+def test_family_wise_bounds_are_lower_and_reproduce_the_table_for_one_bound():
+    from privtext.claims.formal import family_wise
+
+    one = _release_rows([1.5, 0.0])[:1]
+    assert family_wise(one, level=0.9)["epsilon_lower"].iloc[0] == pytest.approx(one["epsilon_lower"].iloc[0])
+    twelve = _release_rows([1.5] * 12)
+    assert (family_wise(twelve)["epsilon_lower"] < twelve["epsilon_lower"] - 0.01).all()
+    no_counts = twelve.drop(columns=["alpha", "beta"])
+    assert family_wise(no_counts).equals(no_counts)
 
 
 # --- every claim from its sentence --------------------------------------------------------------------------------

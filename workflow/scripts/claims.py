@@ -23,6 +23,8 @@ inputs = ArtefactInputs(measures=prepare_measures(measures), metas=metas,
 evidence = ExampleEvidence({Path(p).parent.name: Path(p).parent for p in snakemake.input.tests}, metas,
                         seed=snakemake.config["seed"])
 audit = pd.read_csv(snakemake.input.audit) if "audit" in snakemake.input.keys() else None
+if "release_audit" in snakemake.input.keys():  # D4: Theorem 2 on the release path (privtext.claims.formal)
+    audit = pd.concat([audit, pd.read_csv(snakemake.input.release_audit)], ignore_index=True)
 families = None  # the seed_shape studies did not run: each row says so
 if snakemake.params.seed_shape_run:
     families = {}
