@@ -111,15 +111,16 @@ def test_swap_word_keeps_the_whitespace() -> None:
 
 def test_the_worst_pairs_are_the_farthest_apart(pool, noise_method) -> None:
     layer = noise_method.privacy_module
-    one_word, any_pair = pool.worst_pairs(noise_method, layer)
+    (one_word, one_word_gap), (any_pair, any_gap) = pool.worst_pairs(noise_method, layer)
     assert (one_word.adjacency, any_pair.adjacency) == ADJACENCIES
 
-    def gap(pair) -> float:
-        raw = noise_method.representation_before_noise(pool.features([pair.first, pair.second]))
-        out = layer.normalise(torch.from_numpy(raw))
+    def gap(first: str, second: str) -> float:
+        out = pool.noise_free(noise_method, layer, [first, second])
         return float((out[0] - out[1]).abs().sum())
 
-    assert gap(one_word) == pytest.approx(max(gap(p) for p in pool.swapped))
+    assert one_word_gap == pytest.approx(gap(one_word.first, one_word.second), rel=1e-6)
+    assert one_word_gap == pytest.approx(max(gap(p.first, p.second) for p in pool.swapped), rel=1e-6)
+    assert any_gap == pytest.approx(max(gap(a, b) for a in pool.texts for b in pool.texts), rel=1e-6)
 
 
 # --- the tests on a random input --------------------------------------------------------------------------------

@@ -125,19 +125,22 @@ class ReleasePathAudit:
             self._features.update(zip(new, self.encode(new)))
         return np.stack([self._features[t] for t in texts])
 
-    def worst_pairs(self, method: Any, layer: nn.Module) -> list[TextPair]:
-        """Per adjacency, the candidate pair whose noise-free outputs (at μ = 0) lie farthest apart in L1."""
-        def noise_free(texts: Sequence[str]) -> torch.Tensor:
-            with torch.no_grad():
-                return layer.normalise(torch.from_numpy(method.representation_before_noise(self.features(texts))))
+    def noise_free(self, method: Any, layer: nn.Module, texts: Sequence[str]) -> torch.Tensor:
+        """The layer's noise-free outputs of ``texts`` (at μ = 0) through ``method``'s encoder."""
+        with torch.no_grad():
+            return layer.normalise(torch.from_numpy(method.representation_before_noise(self.features(texts))))
 
+    def worst_pairs(self, method: Any, layer: nn.Module) -> list[tuple[TextPair, float]]:
+        """Per adjacency, the candidate pair whose noise-free outputs lie farthest apart in L1, with that distance."""
         swapped = self.swapped
-        gaps = (noise_free([p.first for p in swapped]) - noise_free([p.second for p in swapped])).abs().sum(dim=1)
-        outputs = noise_free(self.texts)
+        gaps = (self.noise_free(method, layer, [p.first for p in swapped])
+                - self.noise_free(method, layer, [p.second for p in swapped])).abs().sum(dim=1)
+        outputs = self.noise_free(method, layer, self.texts)
         distance = torch.cdist(outputs, outputs, p=1)
         i, j = np.unravel_index(int(torch.argmax(distance)), distance.shape)
-        return [swapped[int(torch.argmax(gaps))],
-                TextPair(ADJACENCIES[1], self.texts[i], self.texts[j], f"{self.ids[i]} vs {self.ids[j]}")]
+        return [(swapped[int(torch.argmax(gaps))], float(gaps.max())),
+                (TextPair(ADJACENCIES[1], self.texts[i], self.texts[j], f"{self.ids[i]} vs {self.ids[j]}"),
+                 float(distance[i, j]))]
 
     def masked(self, pair: TextPair, mu: float) -> tuple[list[str], list[str]]:
         """The pair's texts under word dropout at ``mu``: ``masks`` draws each (one at μ = 0), with the pipeline's
@@ -158,11 +161,7 @@ class ReleasePathAudit:
         effective = epsilon_accounting(kind, epsilon, dim)["epsilon_effective"]
         batch_mate = method.representation_before_noise(self.features(self.texts[:1]))[0]
         rows = []
-        for pair in self.worst_pairs(method, layer):
-            before = [method.representation_before_noise(self.features([text])) for text in (pair.first, pair.second)]
-            with torch.no_grad():
-                gap = float((layer.normalise(torch.from_numpy(before[0]))
-                             - layer.normalise(torch.from_numpy(before[1]))).abs().sum())
+        for pair, gap in self.worst_pairs(method, layer):
             for mu in settings.mus:
                 name = (run, pair.adjacency, mu)
                 raw = [method.representation_before_noise(self.features(texts)) for texts in self.masked(pair, mu)]
