@@ -1,0 +1,96 @@
+"""Sentence identification (docs/methods.md, "Identification"): the ceiling an ε-DP release allows, the white-box
+attacker held under it at the layer's worst case and matched to a direct simulation of the maximum-likelihood
+rule, and beating the nominal ceiling of the published min-max layer."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from privtext.attack.identification import (
+    candidate_sets, identification_ceiling, identification_rates, laplace_scores, true_ranks,
+)
+from privtext.privacy.layers import PrivacyLayer
+
+
+def _rate_within(hits: int, n: int, bound: float, sigmas: float = 4.0) -> bool:
+    return hits / n <= bound + sigmas * math.sqrt(bound * (1 - bound) / n)
+
+
+def test_the_ceiling_is_reached_by_randomised_response_over_subsets() -> None:
+    """k·e^ε / (k·e^ε + N − k): the k-subset randomised response (sets holding the truth e^ε times as likely) is
+    ε-DP and reaches it exactly, so no smaller ceiling is valid."""
+    from itertools import combinations
+
+    n, k, epsilon = 6, 2, 1.3
+    subsets = list(combinations(range(n), k))
+    weight = np.array([[math.exp(epsilon) if i in s else 1.0 for s in subsets] for i in range(n)])
+    law = weight / weight.sum(axis=1, keepdims=True)
+    assert (law.max(axis=0) / law.min(axis=0) <= math.exp(epsilon) + 1e-12).all()  # ε-DP
+    hit = np.mean([sum(law[i, j] for j, s in enumerate(subsets) if i in s) for i in range(n)])
+    assert identification_ceiling(epsilon, n, k) == pytest.approx(hit)
+    assert identification_ceiling(8.0, 10) == pytest.approx(math.exp(8) / (math.exp(8) + 9))
+    assert identification_ceiling(384.0 * 20, 100) == 1.0 and identification_ceiling(math.inf, 100) == 1.0
+
+
+def test_candidate_sets_hold_the_truth_first_and_distinct_others() -> None:
+    sets = candidate_sets(50, 10, seed=3)
+    assert sets.shape == (50, 10) and (sets[:, 0] == np.arange(50)).all()
+    assert all(len(set(row)) == 10 for row in sets)
+    assert np.array_equal(sets, candidate_sets(50, 10, seed=3)) and not np.array_equal(sets, candidate_sets(50, 10, 4))
+    with pytest.raises(ValueError, match="candidates"):
+        candidate_sets(5, 10, seed=0)
+
+
+def test_ties_are_broken_at_random() -> None:
+    scores = np.zeros((20_000, 4))  # every candidate equally likely: the truth ranks uniformly
+    ranks = true_ranks(scores, np.random.default_rng(0))
+    assert np.allclose(np.bincount(ranks, minlength=4) / 20_000, 0.25, atol=0.015)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 4.0, 8.0])
+def test_the_white_box_attacker_stays_under_the_ceiling_at_the_worst_case(epsilon: float) -> None:
+    """Candidates e_1 … e_N (every pair 2 apart in L1: the l1 layer's sensitivity) under Lap(2/ε) noise: the
+    attacker's top-1 rate is the maximum-likelihood rule's, under e^ε / (e^ε + N − 1)."""
+    n_candidates, trials = 10, 20_000
+    rng = np.random.default_rng(int(epsilon * 10))
+    noise_free = np.eye(n_candidates)
+    truth = rng.integers(n_candidates, size=trials)
+    noise = rng.laplace(scale=2.0 / epsilon, size=(trials, n_candidates))
+    releases = noise_free[truth] + noise
+    sets = (truth[:, None] + np.arange(n_candidates)[None]) % n_candidates  # the truth first, then every other
+    ranks = true_ranks(laplace_scores(releases, noise_free, sets, 2.0 / epsilon), np.random.default_rng(1))
+    hits = int((ranks == 0).sum())
+    assert _rate_within(hits, trials, identification_ceiling(epsilon, n_candidates))
+    # the rule simulated directly: ‖r − e_j‖₁ = ‖r‖₁ − |r_j| + |r_j − 1|, so the attacker picks the j with the
+    # largest |r_j| − |r_j − 1| (continuous noise: no ties)
+    direct = np.argmax(np.abs(releases) - np.abs(releases - 1), axis=1) == truth
+    assert abs(hits / trials - direct.mean()) < 4 * math.sqrt(0.25 / trials)
+    if epsilon == 8.0:
+        assert direct.mean() == pytest.approx(0.85, abs=0.02)  # against a ceiling of 0.997
+
+
+def test_through_the_published_min_max_layer_it_beats_the_nominal_ceiling() -> None:
+    """Lap(1/ε) on min-max vectors of D = 50 (the published layer, really D·ε-DP): at ε = 1 and N = 10, random
+    texts' outputs are about D/3 apart in L1, far beyond what ε = 1 allows."""
+    rng = np.random.default_rng(5)
+    layer = PrivacyLayer("minmax", 1.0, 50, generator=np.random.default_rng(6))
+    raw = torch.from_numpy(rng.normal(size=(300, 50)))
+    with torch.no_grad():
+        noise_free, releases = layer.normalise(raw).numpy(), layer(raw).numpy()
+    sets = candidate_sets(300, 10, seed=7)
+    rates = identification_rates(true_ranks(laplace_scores(releases, noise_free, sets, layer.scale),
+                                            np.random.default_rng(8)), 10, epsilons={"nominal": 1.0, "effective": 50.0})
+    assert rates["top1_low"] > rates["top1_ceiling_nominal"]
+    assert rates["top1"] <= rates["top1_ceiling_effective"]
+
+
+def test_a_deterministic_release_identifies_every_text() -> None:
+    noise_free = np.random.default_rng(2).normal(size=(200, 16))
+    sets = candidate_sets(200, 100, seed=1)
+    ranks = true_ranks(laplace_scores(noise_free, noise_free, sets, None), np.random.default_rng(0))
+    rates = identification_rates(ranks, 100, epsilons={"nominal": 1.0})
+    assert rates["top1"] == 1.0 and rates["top1_chance"] == 0.01 and rates["top10_chance"] == 0.1
