@@ -94,3 +94,49 @@ def test_a_deterministic_release_identifies_every_text() -> None:
     ranks = true_ranks(laplace_scores(noise_free, noise_free, sets, None), np.random.default_rng(0))
     rates = identification_rates(ranks, 100, epsilons={"nominal": 1.0})
     assert rates["top1"] == 1.0 and rates["top1_chance"] == 0.01 and rates["top10_chance"] == 0.1
+
+
+# --- the features-only attacker and retrieval ----------------------------------------------------------------
+
+def _linear_release(features: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    mixing = np.random.default_rng(99).normal(size=(features.shape[1], 12))
+    return features @ mixing + noise * rng.normal(size=(len(features), 12))
+
+
+def test_the_features_only_attacker_reads_a_linear_release_and_not_noise() -> None:
+    from privtext.attack.identification import FeaturesOnlyAttacker
+
+    rng = np.random.default_rng(0)
+    train, dev, test = (rng.normal(size=(n, 8)) for n in (2000, 300, 300))
+    attacker = FeaturesOnlyAttacker(candidates=100, seed=1).fit(_linear_release(train, 0.1, 1), train,
+                                                                _linear_release(dev, 0.1, 2), dev)
+    sets = candidate_sets(300, 100, seed=3)
+    ranks = true_ranks(attacker.scores(_linear_release(test, 0.1, 3), test, sets), np.random.default_rng(4))
+    assert (ranks == 0).mean() > 0.9 and attacker.penalty in attacker.penalties
+    blind = FeaturesOnlyAttacker(candidates=100, seed=1).fit(rng.normal(size=(2000, 12)), train,
+                                                             rng.normal(size=(300, 12)), dev)
+    ranks = true_ranks(blind.scores(rng.normal(size=(300, 12)), test, sets), np.random.default_rng(4))
+    assert _rate_within(int((ranks == 0).sum()), 300, 0.01)  # chance, 1 in 100
+
+
+def test_pool_scores_are_the_candidate_scores_over_the_whole_pool() -> None:
+    from privtext.attack.identification import pool_scores
+
+    rng = np.random.default_rng(3)
+    releases, pool = rng.normal(size=(7, 5)), rng.normal(size=(600, 5))
+    every = np.tile(np.arange(600), (7, 1))
+    assert np.allclose(pool_scores(releases, pool, p=1, scale=0.5), laplace_scores(releases, pool, every, 0.5))
+
+
+def test_reconstruction_scores_on_hand_computed_cases() -> None:
+    from privtext.attack.identification import nearest, reconstruction_scores
+
+    same = reconstruction_scores(["the cat sat on the mat"], ["the cat sat on the mat"])
+    assert same == pytest.approx({"bleu": 100.0, "chrf": 100.0, "rouge_l": 100.0})
+    # longest common subsequence 5 words: precision 5/5, recall 5/6, F = 2·1·(5/6) / (1 + 5/6) = 10/11
+    assert reconstruction_scores(["the cat on the mat"], ["the cat sat on the mat"])["rouge_l"] == pytest.approx(
+        100 * 10 / 11)
+    assert reconstruction_scores(["dog"], ["the cat sat"])["rouge_l"] == 0.0
+    picks = nearest(np.array([[1.0, 1.0, 0.0]] * 4000), np.random.default_rng(0))
+    assert set(picks) == {0, 1} and abs((picks == 0).mean() - 0.5) < 0.04

@@ -88,3 +88,86 @@ def identification_rates(ranks: np.ndarray, candidates: int, *, epsilons: Mappin
                     **{f"top{top}_ceiling_{name}": identification_ceiling(eps, candidates, top)
                        for name, eps in epsilons.items()}})
     return out
+
+
+# --- the features-only attacker ---------------------------------------------------------------------------------
+
+RIDGE_PENALTIES = tuple(10.0 ** k for k in range(-3, 5))
+
+
+class FeaturesOnlyAttacker:
+    """An attacker that knows the public encoder but not the method's model: it learns a linear map from
+    releases to encoder features on the training split (ridge regression on standardised releases, closed form),
+    keeps the penalty whose mapped dev releases identify their own texts best among ``candidates`` dev texts,
+    and ranks candidates by the L2 distance between a release's mapped features and theirs."""
+
+    def __init__(self, candidates: int = 100, penalties: Sequence[float] = RIDGE_PENALTIES, seed: int = 0) -> None:
+        self.candidates, self.penalties, self.seed = candidates, tuple(penalties), seed
+        self.penalty: float | None = None
+
+    def _standardised(self, releases: np.ndarray) -> np.ndarray:
+        return (np.asarray(releases, dtype=np.float64) - self.mean) / self.std
+
+    def fit(self, train_releases: np.ndarray, train_features: np.ndarray, dev_releases: np.ndarray,
+            dev_features: np.ndarray) -> "FeaturesOnlyAttacker":
+        releases = np.asarray(train_releases, dtype=np.float64)
+        self.mean, self.std = releases.mean(axis=0), releases.std(axis=0) + 1e-12
+        x = np.column_stack([self._standardised(releases), np.ones(len(releases))])  # the last column: intercept
+        u, singular, vt = np.linalg.svd(x, full_matrices=False)
+        projected = u.T @ np.asarray(train_features, dtype=np.float64)
+        sets = candidate_sets(len(dev_releases), min(self.candidates, len(dev_releases)), self.seed)
+        best = -1.0
+        for penalty in self.penalties:  # every penalty from one SVD: W = V diag(s / (s² + α)) Uᵀ Y
+            weights = vt.T @ ((singular / (singular**2 + penalty))[:, None] * projected)
+            self.weights = weights
+            rate = float((true_ranks(self.scores(dev_releases, dev_features, sets), np.random.default_rng(self.seed))
+                          == 0).mean())
+            if rate > best:
+                best, chosen = rate, (penalty, weights)
+        self.penalty, self.weights = chosen
+        self.dev_top1 = best
+        return self
+
+    def mapped(self, releases: np.ndarray) -> np.ndarray:
+        """The encoder features the attacker reads in ``releases``."""
+        x = self._standardised(releases)
+        return x @ self.weights[:-1] + self.weights[-1]
+
+    def scores(self, releases: np.ndarray, features: np.ndarray, sets: np.ndarray) -> np.ndarray:
+        """[n, N] −‖mapped(r_i) − h_c‖₂ for each release's candidates."""
+        mapped = torch.from_numpy(self.mapped(releases))
+        pool = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float64))
+        return np.stack([-(mapped[i] - pool[torch.from_numpy(row)]).norm(dim=1).numpy() for i, row in enumerate(sets)])
+
+
+# --- retrieval reconstruction -------------------------------------------------------------------------------------
+
+def reconstruction_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """How much of each true text a reconstruction gives back: corpus BLEU and chrF (sacrebleu, its defaults) and
+    the mean ROUGE-L F-measure (rouge-score, with stemming), each on a 0–100 scale."""
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} reconstructions for {len(references)} texts")
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    rouge = [scorer.score(ref, hyp)["rougeL"].fmeasure for hyp, ref in zip(hypotheses, references)]
+    return {"bleu": float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score),
+            "chrf": float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score),
+            "rouge_l": 100.0 * float(np.mean(rouge)) if rouge else math.nan}
+
+
+def pool_scores(queries: np.ndarray, pool: np.ndarray, *, p: float, scale: float | None = None) -> np.ndarray:
+    """[n, P] −‖q_i − pool_j‖_p (over ``scale`` when given) against a whole pool, in chunks of queries: the
+    white-box attacker's Laplace log-likelihood (p = 1) or the features-only attacker's distance (p = 2)."""
+    q = torch.from_numpy(np.ascontiguousarray(queries, dtype=np.float64))
+    c = torch.from_numpy(np.ascontiguousarray(pool, dtype=np.float64))
+    return np.vstack([(-torch.cdist(q[start:start + 256], c, p=p) / (scale or 1.0)).numpy()
+                      for start in range(0, len(q), 256)])
+
+
+def nearest(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the column with the highest score, ties broken at random: the retrieved text."""
+    best = scores.max(axis=1, keepdims=True)
+    tied = scores == best
+    return np.array([rng.choice(np.flatnonzero(row)) for row in tied])
