@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -264,9 +265,17 @@ def test_a_new_attacker_is_a_class_a_registry_entry_and_a_schema_value(project, 
 
     # The attacker tests hold every registered attacker to their bounds (docs/extending.md, "An attacker").
     _pytest(project, "tests/test_attackers.py")
-    planned = _succeeded(_snakemake(project, tmp_path / "work", {
-        "datasets": ["demo"], "attack": {"attackers": ["centroid", "linear"]}, **_study("demo", {"nonpriv": {}})}, "-n"))
+    config = {"datasets": ["demo"], "demo": {"n_examples": 400}, "attack": {"attackers": ["centroid", "linear"]},
+              **_study("demo", {"nonpriv": {}})}
+    planned = _succeeded(_snakemake(project, tmp_path / "work", config, "-n"))
     assert "results/runs/demo/minilm/nonpriv/mu~0/seed~10/attack.json" in planned
+    # run, the new attacker is in runs.csv and in the study's attack ladder
+    _succeeded(_snakemake(project, tmp_path / "work", config))
+    runs = pd.read_csv(tmp_path / "work/results/tables/studies/recipe/runs.csv")
+    assert set(runs["attacker"]) == {"centroid", "linear"}
+    ladder = pd.read_csv(tmp_path / "work/results/tables/studies/recipe/ladder/demo.csv")
+    defended = ladder[ladder["method"] != "frozen"]  # the frozen-feature rung has word recovery only
+    assert len(defended) == 1 and defended[["centroid_accuracy", "linear_accuracy"]].notna().all().all()
 
 
 # --- a privacy layer ----------------------------------------------------------------------------------------

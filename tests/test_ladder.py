@@ -79,6 +79,18 @@ def test_flagged_rows_are_counted_per_rung():
     assert table.to_dict() == {"nonpriv": 0, "adv λ=1": 0, "dpnr ε=1": 2, "dpnr ε=0.1": 0}
 
 
+def test_every_attacker_the_runs_measured_gets_its_column_and_its_mark(tmp_path):
+    """Not a fixed pair: an attacker a study adds (the recipe's ``centroid``) is a column and a mark of the figure."""
+    runs = _runs()
+    extra = runs[runs["attacker"] == "linear"].assign(attacker="centroid", attack_accuracy=0.77)
+    table = ladder_table(pd.concat([runs, extra], ignore_index=True), "tp_us")
+    assert [c for c in table.columns if c.endswith("_accuracy")] == ["linear_accuracy", "mlp_accuracy",
+                                                                      "centroid_accuracy"]
+    assert (table["centroid_accuracy"] == 0.77).all()
+    legend = ladder_figure(table, "tp_us").legends[0]
+    assert "centroid attacker" in [t.get_text() for t in legend.get_texts()]
+
+
 def test_frozen_rung_comes_first_with_its_advantage():
     row = ladder_table(_runs(), "tp_us", frozen=FROZEN).iloc[0]
     assert row["rung"] == FROZEN_RUNG

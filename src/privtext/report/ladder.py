@@ -18,6 +18,9 @@ from privtext.report.artefacts.common import FIGURE_STYLE, METHOD_ORDER, PALETTE
 FROZEN_RUNG = "no defence (frozen features)"
 FIXED_PARAMS = ("param_epsilon", "param_lambda", "param_mu")  # always in the table, NaN where a method lacks them
 INVERSION = ("inversion_f1", "inversion_baseline_f1", "inversion_advantage")
+ACCURACY = "_accuracy"  # each attacker's column: "{attacker}_accuracy"
+ATTACKER_MARKERS = "osD^vP*X"
+ATTACKER_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")  # Okabe–Ito
 
 
 def _flag(values: pd.Series) -> pd.Series:
@@ -53,6 +56,12 @@ def _order(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[keys.sort_values(["_dp", "_rank", "method", "_eps", *params, "encoder"], kind="stable").index]
 
 
+def attackers_of(runs: pd.DataFrame) -> list[str]:
+    """The attribute attackers the runs measured, in the order the study's configuration ran them (every
+    registered attacker a study names, and the jointly trained adversary where a method has one)."""
+    return list(dict.fromkeys(runs["attacker"].dropna().astype(str)))
+
+
 def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | None = None,
                  measures: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per rung of ``dataset``: means over seeds and private attributes of each attacker's accuracy, the
@@ -65,17 +74,18 @@ def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | N
     rows = rows.reindex(columns=[*rows.columns, *(c for c in params if c not in rows)])
     rows["_flag"] = _flag(rows["above_nominal_ceiling"])
     mdl = measures[measures["measure"] == "mdl_kbits"] if measures is not None else None
+    attackers = attackers_of(rows)
     records = []
     for (method, encoder, *values), rung in rows.groupby(["method", "encoder", *params], dropna=False, sort=False):
         points = rung.drop_duplicates("run_dir")  # inversion is per grid point, repeated on each row
-        accuracy = {a: rung.loc[rung["attacker"] == a, "attack_accuracy"].mean() for a in ("linear", "mlp")}
+        accuracy = {a: rung.loc[rung["attacker"] == a, "attack_accuracy"].mean() for a in attackers}
         kbits = mdl.loc[mdl["run_dir"].isin(points["run_dir"]), "value"].mean() if mdl is not None else np.nan
         records.append({
             "rung": _label(method, encoder, dict(zip(params, values))), "method": method, "encoder": encoder,
             **dict(zip(params, values)),
             "epsilon_nominal": rung["epsilon_nominal"].mean(), "epsilon_effective": rung["epsilon_effective"].mean(),
             "n_seeds": rung["seed"].nunique(),
-            "linear_accuracy": accuracy["linear"], "mlp_accuracy": accuracy["mlp"],
+            **{f"{a}{ACCURACY}": value for a, value in accuracy.items()},
             "majority_rate": rung["attack_majority_rate"].mean(),
             "ceiling_nominal": rung["ceiling_nominal"].mean(), "ceiling_effective": rung["ceiling_effective"].mean(),
             "flagged_above_nominal": int(rung["_flag"].sum()), "mdl_kbits": kbits,
@@ -100,8 +110,10 @@ def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
     with matplotlib.rc_context(FIGURE_STYLE):
         figure = Figure(figsize=(10, 1.6 + 0.32 * len(table)), layout="constrained")
         left, right = figure.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
-        left.plot(table["linear_accuracy"], y, "o", color="#0072B2", label="linear attacker")
-        left.plot(table["mlp_accuracy"], y, "s", color="#D55E00", label="mlp attacker")
+        attackers = [c.removesuffix(ACCURACY) for c in table.columns if c.endswith(ACCURACY)]
+        for k, attacker in enumerate(attackers):
+            left.plot(table[f"{attacker}{ACCURACY}"], y, ATTACKER_MARKERS[k % len(ATTACKER_MARKERS)],
+                      color=ATTACKER_COLOURS[k % len(ATTACKER_COLOURS)], label=f"{attacker} attacker")
         left.plot(table["majority_rate"], y, "x", color="#555555", label="majority rate")
         # effective first: where a method's two ε agree, the nominal mark stays visible on top
         left.plot(table["ceiling_effective"], y, "|", color="#999999", markersize=14, mew=2,
@@ -110,7 +122,8 @@ def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
         left.set(title="attribute inference accuracy", xlabel="accuracy (mean over seeds and attributes)")
         left.set_yticks(y, table["rung"])
         left.invert_yaxis()
-        figure.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=5, frameon=False)
+        figure.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=min(5, 3 + len(attackers)),
+                      frameon=False)
         advantage = table["inversion_advantage"]
         colours = [PALETTE.get(m, "#333333") for m in table["method"]]
         right.scatter(advantage, y, c=colours, zorder=3)
