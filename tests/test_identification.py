@@ -140,3 +140,46 @@ def test_reconstruction_scores_on_hand_computed_cases() -> None:
     assert reconstruction_scores(["dog"], ["the cat sat"])["rouge_l"] == 0.0
     picks = nearest(np.array([[1.0, 1.0, 0.0]] * 4000), np.random.default_rng(0))
     assert set(picks) == {0, 1} and abs((picks == 0).mean() - 0.5) < 0.04
+
+
+# --- one grid point's record -----------------------------------------------------------------------------------
+
+def _point(noise: float | None, seed: int = 0):
+    """A toy dataset: texts of 6 words out of 40, encoder features their bag of words, a deterministic 'model'
+    (a fixed linear map) and Laplace noise of ``noise`` (None: none)."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(40)]
+    texts = {s: [" ".join(rng.choice(vocabulary, size=6, replace=False)) for _ in range(n)]
+             for s, n in (("train", 600), ("dev", 200), ("test", 200))}
+    features = {s: np.array([[t.split().count(w) for w in vocabulary] for t in ts], dtype=float)
+                for s, ts in texts.items()}
+    model = np.random.default_rng(7).normal(size=(40, 16))
+    noise_free = {s: f @ model for s, f in features.items()}
+    released = {s: v + (rng.laplace(scale=noise, size=v.shape) if noise else 0.0) for s, v in noise_free.items()}
+    return released, noise_free, features, texts
+
+
+def test_a_point_record_identifies_a_deterministic_release_and_reconstructs_it_from_the_pool() -> None:
+    from privtext.attack.identification import identification_record
+
+    released, noise_free, features, texts = _point(None)
+    record = identification_record(released, noise_free, features, texts, scale=None,
+                                   epsilons={"nominal": math.inf}, frequent_words=["w1", "w2"], seed=1)
+    assert record["candidates"] == [10, 100] and record["n_test"] == 200  # 1,000 candidates need 1,000 texts
+    assert record["white_box"]["N100"]["top1"] == 1.0  # a deterministic release names its text
+    assert record["features_only"]["N10"]["top1"] > 0.9  # a linear release read back to its bag of words
+    rebuilt = record["reconstruction"]
+    # the pool never holds the test text: retrieval finds a text sharing words, above the frequent-word guess
+    assert rebuilt["white_box"]["rouge_l"] < 100 and rebuilt["white_box"]["rouge_l"] > rebuilt["frequent_words"]["rouge_l"]
+
+
+def test_a_point_record_under_heavy_noise_is_at_chance() -> None:
+    from privtext.attack.identification import identification_record
+
+    released, noise_free, features, texts = _point(1e4)
+    record = identification_record(released, noise_free, features, texts, scale=1e4,
+                                   epsilons={"nominal": 1e-3}, frequent_words=["w1"], seed=2)
+    for attacker in ("white_box", "features_only"):
+        rates = record[attacker]["N10"]
+        assert rates["top1_low"] <= 0.1 <= rates["top1_high"] or rates["top1"] < 0.15, (attacker, rates)
+        assert _rate_within(int(rates["top1"] * 200), 200, rates["top1_ceiling_nominal"] + 0.01, sigmas=4)

@@ -57,8 +57,8 @@ def laplace_scores(releases: np.ndarray, noise_free: np.ndarray, sets: np.ndarra
     r = torch.from_numpy(np.ascontiguousarray(releases, dtype=np.float64))
     c = torch.from_numpy(np.ascontiguousarray(noise_free, dtype=np.float64))
     scores = np.empty(sets.shape)
-    for start in range(0, len(sets), 512):  # [512, N, D] at a time
-        rows = sets[start:start + 512]
+    for start in range(0, len(sets), 64):  # [64, N, D] at a time: 200 MB at N = 1,000, D = 384
+        rows = sets[start:start + 64]
         distance = (r[start:start + len(rows), None, :] - c[torch.from_numpy(rows)]).abs().sum(dim=2)
         scores[start:start + len(rows)] = (-distance / (scale or 1.0)).numpy()
     return scores
@@ -134,10 +134,8 @@ class FeaturesOnlyAttacker:
         return x @ self.weights[:-1] + self.weights[-1]
 
     def scores(self, releases: np.ndarray, features: np.ndarray, sets: np.ndarray) -> np.ndarray:
-        """[n, N] −‖mapped(r_i) − h_c‖₂ for each release's candidates."""
-        mapped = torch.from_numpy(self.mapped(releases))
-        pool = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float64))
-        return np.stack([-(mapped[i] - pool[torch.from_numpy(row)]).norm(dim=1).numpy() for i, row in enumerate(sets)])
+        """[n, N] −‖mapped(r_i) − h_c‖₂ for each release's candidates (rows of ``features``)."""
+        return np.take_along_axis(pool_scores(self.mapped(releases), features, p=2), sets, axis=1)
 
 
 # --- retrieval reconstruction -------------------------------------------------------------------------------------
@@ -171,3 +169,45 @@ def nearest(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     best = scores.max(axis=1, keepdims=True)
     tied = scores == best
     return np.array([rng.choice(np.flatnonzero(row)) for row in tied])
+
+
+# --- one grid point's record ------------------------------------------------------------------------------------
+
+CANDIDATE_COUNTS = (10, 100, 1000)
+
+
+def identification_record(released: Mapping[str, np.ndarray], noise_free: Mapping[str, np.ndarray],
+                          features: Mapping[str, np.ndarray], texts: Mapping[str, Sequence[str]], *,
+                          scale: float | None, epsilons: Mapping[str, float], frequent_words: Sequence[str],
+                          seed: int, counts: Sequence[int] = CANDIDATE_COUNTS) -> dict:
+    """Identification and retrieval reconstruction of one grid point's test releases.
+
+    ``released``: the run's releases (train, dev, test); ``noise_free``: the method's noise-free outputs of the
+    clean train and test texts (what the receiving party computes for its candidates and its public pool);
+    ``features``: the public encoder's features of the clean train, dev and test texts; ``texts``: train (the
+    pool) and test; ``scale``: the Laplace scale (None: no noise); ``frequent_words``: the words the
+    frequency baseline of word recovery guesses for every text, whose join is the reconstruction baseline."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 42]))
+    n = len(released["test"])
+    white = pool_scores(released["test"], noise_free["test"], p=1, scale=scale)  # [n, n]: each release, each text
+    attacker = FeaturesOnlyAttacker(candidates=min(100, len(released["dev"])), seed=seed).fit(
+        released["train"], features["train"], released["dev"], features["dev"])
+    mapped = attacker.mapped(released["test"])
+    blind = pool_scores(mapped, features["test"], p=2)
+    record: dict = {"candidates": [k for k in counts if k <= n], "n_test": n, "n_pool": len(texts["train"]),
+                    "features_only_penalty": attacker.penalty, "white_box": {}, "features_only": {}}
+    for count in record["candidates"]:
+        sets = candidate_sets(n, count, seed)
+        for name, scores in (("white_box", white), ("features_only", blind)):
+            ranks = true_ranks(np.take_along_axis(scores, sets, axis=1), rng)
+            record[name][f"N{count}"] = identification_rates(ranks, count, epsilons=epsilons)
+    pool = list(texts["train"])
+    retrieved = {
+        "white_box": nearest(pool_scores(released["test"], noise_free["train"], p=1, scale=scale), rng),
+        "features_only": nearest(pool_scores(mapped, features["train"], p=2), rng),
+    }
+    truth = list(texts["test"])
+    record["reconstruction"] = {name: reconstruction_scores([pool[i] for i in picks], truth)
+                                for name, picks in retrieved.items()}
+    record["reconstruction"]["frequent_words"] = reconstruction_scores([" ".join(frequent_words)] * n, truth)
+    return record
