@@ -61,9 +61,12 @@ rule word_sets:
         "../workflow/scripts/word_sets.py"
 
 
-# The attack ladder's "no defence" rung: word recovery from the frozen encoder features themselves.
+# The attack ladder's "no defence" rung: word recovery and the attribute attackers on the frozen encoder features
+# themselves.
 rule invert_frozen:
     input:
+        unpack(dataset_splits),
+        meta="results/data/{dataset}/meta.json",
         features_train=f"{FROZEN_FEATURES_DIR}/train.npy",
         features_dev=f"{FROZEN_FEATURES_DIR}/dev.npy",
         features_test=f"{FROZEN_FEATURES_DIR}/test.npy",
@@ -74,6 +77,7 @@ rule invert_frozen:
         "results/logs/inversion/{dataset}/{encoder}/frozen.log",
     params:
         word_attacker=config["attack"]["inversion"]["attacker"],
+        attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
         seed=config["seed"],
     threads: 1

@@ -98,6 +98,18 @@ def test_frozen_rung_comes_first_with_its_advantage():
     assert row["inversion_status"] == "measured" and np.isnan(row["mlp_accuracy"])
 
 
+def test_frozen_rung_reads_the_attribute_attackers_of_the_frozen_features():
+    """Every defence is read against the frozen features: their attackers' accuracy and the majority rate, means
+    over private attributes (a frozen.json written before it had them leaves the columns empty)."""
+    frozen = {**FROZEN, "attributes": {"attackers": {
+        "mlp": {"attributes": {"age": {"accuracy": 0.9, "majority_rate": 0.5}, "gender": {"accuracy": 0.7, "majority_rate": 0.6}}},
+        "linear": {"attributes": {"age": {"accuracy": 0.8, "majority_rate": 0.5}, "gender": {"accuracy": 0.6, "majority_rate": 0.6}}},
+    }}}
+    row = ladder_table(_runs(), "tp_us", frozen=frozen).iloc[0]
+    assert row["mlp_accuracy"] == pytest.approx(0.8) and row["linear_accuracy"] == pytest.approx(0.7)
+    assert row["majority_rate"] == pytest.approx(0.55)
+
+
 def test_tabular_dataset_has_no_inversion():
     table = ladder_table(_runs(), "adult")
     assert table["inversion_f1"].isna().all() and table["inversion_advantage"].isna().all()

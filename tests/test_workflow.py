@@ -273,6 +273,9 @@ def test_the_runs_table_carries_word_recovery_and_ceilings_and_the_ladder_is_dra
     assert (finished_grid / "results/figures/studies/tiny/ladder/demo.png").stat().st_size > 10_000
     frozen = json.loads((finished_grid / "results/inversion/demo/minilm/frozen.json").read_text())
     assert frozen["status"] == "measured" and frozen["attacker"]["fit_split"] == "train"
+    # the no-defence rung is read by the same attribute attackers as every defence
+    assert set(frozen["attributes"]["attackers"]) == {"linear", "mlp"}
+    assert ladder.iloc[0][["linear_accuracy", "mlp_accuracy", "majority_rate"]].notna().all()
 
 
 def _claims_attack() -> dict:

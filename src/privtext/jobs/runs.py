@@ -318,6 +318,18 @@ def _attribute_attacks(meta: Mapping[str, Any], Z: Mapping[str, Mapping[str, np.
             "versions": versions()}
 
 
+def attack_features(data_dir: str | Path, features: Mapping[str, np.ndarray], attackers: Sequence[str], *, seed: int,
+                    max_train: int | None, threads: int = 1, device: str = "auto",
+                    deterministic: bool | None = True) -> dict[str, Any]:
+    """The attribute attackers on any representation of a dataset's splits (``features``: split -> rows in the
+    splits' order), as on a grid point's releases: the attack ladder's "no defence" rung reads the frozen
+    encoder features themselves this way."""
+    data_dir = Path(data_dir)
+    meta = read_meta(data_dir)
+    labels = {split: _private_labels(data_dir, split, list(meta["private_attributes"])) for split in SPLITS}
+    return _attribute_attacks(meta, labels, features, attackers, seed, max_train, threads, device, deterministic)
+
+
 def _name_values(attacker: dict[str, Any], meta: Mapping[str, Any]) -> None:
     """An attacker's accuracy per value, indexed by value, keyed by the dataset's value names instead."""
     for attribute, scores in attacker["attributes"].items():

@@ -62,6 +62,18 @@ def attackers_of(runs: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(runs["attacker"].dropna().astype(str)))
 
 
+def _frozen_attacks(frozen: Mapping[str, Any], attackers: list[str]) -> dict[str, float]:
+    """The frozen rung's attribute attackers (frozen.json's ``attributes``; older files have none): each attacker's
+    accuracy and the majority rate, means over private attributes."""
+    measured = frozen.get("attributes", {}).get("attackers", {})
+    out = {f"{a}{ACCURACY}": float(np.mean([s["accuracy"] for s in measured[a]["attributes"].values()]))
+           for a in attackers if a in measured}
+    if measured:  # the majority rate is the attribute's, whichever attacker reports it
+        per_attribute = next(iter(measured.values()))["attributes"].values()
+        out["majority_rate"] = float(np.mean([s["majority_rate"] for s in per_attribute]))
+    return out
+
+
 def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | None = None,
                  measures: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per rung of ``dataset``: means over seeds and private attributes of each attacker's accuracy, the
@@ -95,7 +107,7 @@ def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | N
     if frozen is not None:
         first = {"rung": FROZEN_RUNG, "method": "frozen", "inversion_f1": frozen["f1"],
                  "inversion_baseline_f1": frozen["baseline"]["f1"], "inversion_advantage": frozen["advantage"],
-                 "inversion_status": frozen["status"]}
+                 "inversion_status": frozen["status"], **_frozen_attacks(frozen, attackers)}
         table = pd.concat([pd.DataFrame([first]), table], ignore_index=True)[table.columns]
     table = table.astype({"n_seeds": "Int64", "flagged_above_nominal": "Int64"})  # the frozen rung has neither
     return table.reset_index(drop=True)
