@@ -69,7 +69,7 @@ SEED_SHAPE := seed_shape,seed_shape_dpnr,seed_shape_cape
 # The claims runs train, per dataset, only the attackers a claim reads there (privtext.claims.attackers): DPNR's
 # and CAPE's `mlp`, FEDERATE's Leakage (`sklearn_mlp`). The others and word recovery, which no claim reads, were
 # a quarter of make claims' job-time (docs/performance.md); `make run` and the ladder keep them.
-CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}}'
+CLAIMS_ATTACK := 'attack={attackers: claims, inversion: {attacker: null}, identification: null}'
 CLAIMS_CONFIG ?=
 claims: $(STAMP)
 	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,$(SEED_SHAPE)]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)

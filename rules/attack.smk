@@ -25,6 +25,7 @@ rule attack:
         attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
         word_attacker=config["attack"]["inversion"]["attacker"],
+        identification=config["attack"]["identification"],
     group:
         "point"
     threads: 1

@@ -153,11 +153,23 @@ def word_recovery(dataset):
     return config["attack"]["inversion"]["attacker"] is not None and dataset not in TABULAR_DATASETS
 
 
+def identification_runs(wildcards):
+    """Whether a point's attack job measures identification: a text dataset's frozen-encoder point, when configured."""
+    return (config["attack"]["identification"] is not None and wildcards.dataset not in TABULAR_DATASETS
+            and not GridPoint.from_wildcards(wildcards).finetune)
+
+
 def attack_inputs(wildcards):
-    """The dataset's splits, and its word sets where word recovery runs."""
+    """The dataset's splits, its word sets where word recovery or identification runs, and for identification the
+    run's model and the dataset's clean frozen features (the receiving party's candidates and pool)."""
     inputs = dataset_splits(wildcards)
-    if word_recovery(wildcards.dataset):
+    if word_recovery(wildcards.dataset) or identification_runs(wildcards):
         inputs["words"] = f"results/data/{wildcards.dataset}/{WORDS_FILE}"
+    if identification_runs(wildcards):
+        clean = FROZEN_FEATURES_DIR.format(dataset=wildcards.dataset, encoder=wildcards.encoder)
+        inputs.update(words_record=f"results/data/{wildcards.dataset}/words.json",
+                      model=f"{GridPoint.from_wildcards(wildcards).run_dir}/model.safetensors",
+                      **{f"clean_{s}": f"{clean}/{s}.npy" for s in SPLITS})
     return inputs
 
 

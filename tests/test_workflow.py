@@ -28,7 +28,7 @@ STUDY = {
 CONFIG = {
     "datasets": ["demo"],
     "demo": {"n_examples": 500, "strong_strength": 0.35},
-    "attack": {"attackers": ["linear", "mlp"]},
+    "attack": {"attackers": ["linear", "mlp"], "identification": {"max_pool": 200}},
     "studies": {"tiny": STUDY},
     "run_studies": ["tiny"],
 }
@@ -167,6 +167,7 @@ def _numbers(attack: dict) -> dict:
     """attack.json without what describes the run rather than the result."""
     return {k: v for k, v in attack.items() if k not in ("seconds", "versions", "computed_in")} | {
         "inversion": {k: v for k, v in attack["inversion"].items() if k not in ("seconds", "computed_in")}} | {
+        "identification": {k: v for k, v in attack["identification"].items() if k != "seconds"}} | {
         "attackers": {name: {**{k: v for k, v in result.items() if k != "seconds"},
                              "attributes": {a: {k: v for k, v in s.items() if k != "seconds"}
                                             for a, s in result["attributes"].items()}}
@@ -181,7 +182,11 @@ def test_attacks_computed_in_the_train_job_equal_a_fresh_attack_job(finished_gri
     assert published["computed_in"] == "train job"
     attack_grid_point(data_dir=finished_grid / "results/data/demo", run_dir=run, out_path=tmp_path / "a.json",
                       attackers=CONFIG["attack"]["attackers"], seed=10, max_train=10000,
-                      word_attacker="ridge", words=finished_grid / "results/data/demo/words.npz")
+                      word_attacker="ridge", words=finished_grid / "results/data/demo/words.npz",
+                      identification={"candidates": [10, 100, 1000], "max_pool": 200},
+                      clean_features={s: finished_grid / f"results/embeddings/demo/minilm/mu~0/seed~0/{s}.npy"
+                                      for s in ("train", "dev", "test")},
+                      words_record=finished_grid / "results/data/demo/words.json")
     assert _numbers(json.loads((tmp_path / "a.json").read_text())) == _numbers(published)
 
 
@@ -271,6 +276,14 @@ def test_the_runs_table_carries_word_recovery_and_ceilings_and_the_ladder_is_dra
     assert ladder["rung"].iloc[0] == "no defence (frozen features)"
     assert {"majority", "nonpriv", "noise", "federate"} <= set(ladder["method"])
     assert (finished_grid / "results/figures/studies/tiny/ladder/demo.png").stat().st_size > 10_000
+    # which text is this? a deterministic release names its text among 100 far beyond chance (ties between
+    # identical demo texts are broken at random); every DP point stays under its effective ceiling
+    assert (runs["identification_status"] == "measured").all()
+    nonpriv = runs[runs["method"] == "nonpriv"]
+    assert (nonpriv["identification_white_box_top1"] > 0.5).all()
+    assert (private["identification_white_box_top1_low"] <= private["identification_white_box_top1_ceiling_effective"]).all()
+    assert runs["reconstruction_white_box_rouge_l"].notna().all()
+    assert ladder["identification_white_box_top1"].iloc[1:].notna().all()
     frozen = json.loads((finished_grid / "results/inversion/demo/minilm/frozen.json").read_text())
     assert frozen["status"] == "measured" and frozen["attacker"]["fit_split"] == "train"
     # the no-defence rung is read by the same attribute attackers as every defence
@@ -287,7 +300,7 @@ def _claims_attack() -> dict:
 
 
 def test_make_claims_trains_the_attackers_the_claims_read():
-    assert _claims_attack() == {"attackers": "claims", "inversion": {"attacker": None}}
+    assert _claims_attack() == {"attackers": "claims", "inversion": {"attacker": None}, "identification": None}
 
 
 def test_the_claims_attack_settings_rerun_only_attacks_and_draw_the_ladder_without_word_recovery(finished_grid,

@@ -25,5 +25,9 @@ attack_grid_point(
     deterministic=snakemake.config["deterministic"],
     word_attacker=snakemake.params.word_attacker,
     words=snakemake.input.get("words"),  # absent for a dataset without text
+    identification=snakemake.params.identification,
+    clean_features={s: snakemake.input[f"clean_{s}"] for s in ("train", "dev", "test")}
+    if "clean_train" in snakemake.input.keys() else None,  # a text dataset's frozen-encoder point only
+    words_record=snakemake.input.get("words_record"),
 )
 finish_job()

@@ -128,6 +128,14 @@ def frequency_baseline(words: Mapping[str, np.ndarray]) -> dict[str, Any]:
     return {**micro_scores(words["test"], predicted), "threshold": threshold, "n_words_predicted": int(chosen.sum())}
 
 
+def frequent_words(words: Mapping[str, np.ndarray], vocabulary: Sequence[str]) -> list[str]:
+    """The words :func:`frequency_baseline` guesses for every text, most frequent in training first."""
+    frequency = words["train"].mean(axis=0)
+    threshold, _ = best_threshold(np.broadcast_to(frequency, words["dev"].shape), words["dev"])
+    chosen = np.flatnonzero(frequency >= threshold)
+    return [vocabulary[i] for i in chosen[np.argsort(-frequency[chosen], kind="stable")]]
+
+
 @dataclass
 class RidgeWordAttacker:
     """Multi-output ridge regression of the word indicators on the standardised release, fitted on train in

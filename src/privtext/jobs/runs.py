@@ -19,6 +19,7 @@ import numpy as np
 from privtext.attack.inversion import NO_TEXT
 from privtext.attack.joint import JOINT_ADVERSARY, joint_adversary, prediction_columns
 from privtext.data import SPLITS, read_meta
+from privtext.methods.spec import WORD_DROPOUT
 from privtext.plan.grid import GridPoint
 from privtext.measures.metrics import main_task_metrics
 from privtext.runtime.arrays import check_finite, save_finite
@@ -256,6 +257,9 @@ def attack_grid_point(
     deterministic: bool = True,
     word_attacker: str | None = None,
     words: str | Path | None = None,
+    identification: Mapping[str, Any] | None = None,
+    clean_features: Mapping[str, str | Path] | None = None,
+    words_record: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write attack.json of a finished grid point: fresh attribute attackers on its released representations,
     each with the ceilings of the run's nominal and effective ε, and word recovery (``word_attacker`` on the
@@ -264,7 +268,9 @@ def attack_grid_point(
     (:mod:`privtext.jobs.attack_cache`); word recovery is always computed here.
 
     ``device`` is where the torch attacker (``mlp``) trains, with ``deterministic`` kernels on CUDA;
-    attack.json records the device used."""
+    attack.json records the device used. With ``identification`` (config ``attack.identification``) and the
+    dataset's clean frozen features ``clean_features`` (a text dataset's frozen-encoder point), it also writes
+    sentence identification and retrieval reconstruction (:func:`identify_point`)."""
     from privtext.jobs.attack_cache import attack_keys, stored
 
     data_dir, run_dir = Path(data_dir), Path(run_dir)
@@ -294,8 +300,63 @@ def attack_grid_point(
         parts["attributes"]["attackers"][JOINT_ADVERSARY] = joint
     result = _with_ceilings(parts["attributes"], meta, labels["test"], metrics)
     result["inversion"] = inversion
+    if identification is None:
+        result["identification"] = {"status": "not measured: attack.identification is null"}
+    elif clean_features is None or words is None or words_record is None:
+        result["identification"] = {"status": "not measured: the encoder was fine-tuned (no frozen candidates)"
+                                    if metrics.get("finetune") else NO_TEXT}
+    else:
+        result["identification"] = identify_point(
+            data_dir, run_dir, released or _released(run_dir),
+            {s: np.load(path, allow_pickle=False) for s, path in clean_features.items()},
+            Path(words), Path(words_record), identification, seed=seed, metrics=metrics)
     Path(out_path).write_text(json_text(result))
     return result
+
+
+def identify_point(data_dir: Path, run_dir: Path, released: Mapping[str, np.ndarray],
+                   clean: Mapping[str, np.ndarray], words: Path, words_record: Path, settings: Mapping[str, Any], *,
+                   seed: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Identification and reconstruction of a frozen-encoder point (privtext.attack.identification): the receiving
+    party rebuilds the run's model, computes its noise-free outputs of the clean test texts (candidates) and of a
+    seeded pool of training texts, and reads the noise law from the model's privacy layer."""
+    import torch
+
+    from privtext.attack.identification import identification_record
+    from privtext.attack.inversion import frequent_words, read_word_sets
+
+    from safetensors import safe_open
+
+    started = time.perf_counter()
+    pool = seeded_rows(len(clean["train"]), settings["max_pool"], seed)
+    inputs = {"train": clean["train"][pool], "test": clean["test"]}
+    layer = None
+    if metrics.get("privacy_layer") is None and float(metrics["params"].get(WORD_DROPOUT, 0)) == 0:
+        # a deterministic release of the clean text: the releases are the noise-free outputs (INLP and MAJORITY too)
+        noise_free = {"train": released["train"][pool], "test": released["test"]}
+    else:
+        with safe_open(str(run_dir / "model.safetensors"), framework="pt") as stored:
+            if FIRST_LAYER not in stored.keys():
+                return {"status": f"not measured: {metrics['method']} has no encoder of the shared architecture to "
+                                  "compute its candidates' noise-free outputs"}
+        method = load_trained_method(run_dir, data_dir)
+        layer = method.privacy_module if method.privacy_layer else None
+        noise_free = {}
+        for split, features in inputs.items():
+            raw = method.representation_before_noise(features)
+            with torch.no_grad():
+                noise_free[split] = raw if layer is None else layer.normalise(torch.from_numpy(raw)).numpy()
+    texts = {split: read_columns(data_dir / f"{split}.parquet", ["text"])["text"] for split in ("train", "test")}
+    texts["train"] = [texts["train"][i] for i in pool]
+    epsilons = {name: float(metrics[f"epsilon_{name}"]) for name in ("nominal", "effective")
+                if metrics.get(f"epsilon_{name}") is not None}
+    record = identification_record(
+        {"train": released["train"][pool], "dev": released["dev"], "test": released["test"]}, noise_free,
+        {"train": inputs["train"], "dev": clean["dev"], "test": clean["test"]}, texts,
+        scale=None if layer is None else float(layer.scale), epsilons=epsilons, seed=seed,
+        frequent_words=frequent_words(read_word_sets(words), json.loads(words_record.read_text())["vocabulary"]),
+        counts=settings["candidates"])
+    return {"status": "measured", **record, "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _released(run_dir: Path) -> dict[str, np.ndarray]:

@@ -46,6 +46,27 @@ def inversion_columns(attack: dict) -> dict:
     return columns
 
 
+IDENTIFICATION_N = 100  # the candidate count the runs table and the ladder show (attack.json has every N)
+
+
+def identification_columns(attack: dict) -> dict:
+    """A grid point's identification at N = 100 and its reconstruction scores as runs-table columns (NaN with the
+    reason where not measured)."""
+    found = attack.get("identification") or {"status": "not measured: attack.json predates identification"}
+    columns: dict = {"identification_status": found["status"]}
+    key = f"N{IDENTIFICATION_N}"
+    for attacker in ("white_box", "features_only"):
+        rates = found.get(attacker, {}).get(key, {})
+        for name in ("top1", "top1_low", "top1_high", "top1_chance", "top1_ceiling_nominal", "top1_ceiling_effective",
+                     "top10"):
+            columns[f"identification_{attacker}_{name}"] = _number(rates.get(name))
+    for source, scores in {"white_box": {}, "features_only": {}, "frequent_words": {},
+                           **found.get("reconstruction", {})}.items():
+        for name in ("bleu", "chrf", "rouge_l"):
+            columns[f"reconstruction_{source}_{name}"] = _number(scores.get(name))
+    return columns
+
+
 def _number(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
@@ -58,7 +79,7 @@ def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
     for run_dir in run_dirs:
         base = run_record(run_dir)
         attack = _read(Path(run_dir) / "attack.json")
-        inversion = inversion_columns(attack)
+        inversion = {**inversion_columns(attack), **identification_columns(attack)}
         for attacker, result in attack["attackers"].items():
             privacy = result.get("empirical_privacy", {})
             for attribute, scores in result["attributes"].items():

@@ -18,6 +18,11 @@ from privtext.report.artefacts.common import FIGURE_STYLE, METHOD_ORDER, PALETTE
 FROZEN_RUNG = "no defence (frozen features)"
 FIXED_PARAMS = ("param_epsilon", "param_lambda", "param_mu")  # always in the table, NaN where a method lacks them
 INVERSION = ("inversion_f1", "inversion_baseline_f1", "inversion_advantage")
+# identification at N = 100 (privtext.report.aggregate.IDENTIFICATION_N) with its ceilings, and reconstruction
+IDENTIFICATION = ("identification_white_box_top1", "identification_white_box_top1_ceiling_nominal",
+                  "identification_white_box_top1_ceiling_effective", "identification_white_box_top1_chance",
+                  "identification_features_only_top1", "reconstruction_white_box_rouge_l",
+                  "reconstruction_features_only_rouge_l", "reconstruction_frequent_words_rouge_l")
 ACCURACY = "_accuracy"  # each attacker's column: "{attacker}_accuracy"
 ATTACKER_MARKERS = "osD^vP*X"
 ATTACKER_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")  # Okabe–Ito
@@ -102,6 +107,7 @@ def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | N
             "ceiling_nominal": rung["ceiling_nominal"].mean(), "ceiling_effective": rung["ceiling_effective"].mean(),
             "flagged_above_nominal": int(rung["_flag"].sum()), "mdl_kbits": kbits,
             **{c: points[c].mean() for c in INVERSION}, "inversion_status": _status(points["inversion_status"]),
+            **{c: points[c].mean() if c in points else np.nan for c in IDENTIFICATION},
         })
     table = _order(pd.DataFrame(records))
     if frozen is not None:
