@@ -360,7 +360,8 @@ def _release_rows(bounds: list[float], *, samples: int = 10_000) -> pd.DataFrame
                      "test": "likelihood_ratio", "alpha": alpha, "beta": 0.5, "samples": samples,
                      "epsilon_lower": float(epsilon_lower_bound(round(alpha * samples), samples // 2, samples)),
                      "epsilon_effective": 1.0, "epsilon_prime": math.log(0.5 * math.e + 0.5),
-                     "epsilon_prime_nominal": math.log(0.5 * math.e + 0.5)})
+                     "epsilon_prime_nominal": math.log(0.5 * math.e + 0.5), "masked_share": 0.5,
+                     "epsilon_prime_audited": math.log(0.5 * math.e + 0.5)})
     return pd.DataFrame(rows)
 
 
@@ -375,6 +376,11 @@ def test_theorem_2_on_the_release_path_reads_its_bounds_together():
     assert "outside the theorem" in rows[0]["reason"]
     far = _release_rows([prime + 1.0] + [0.0] * 10 + [0.0])
     assert [r["holds"] for r in formal_rows(CLAIMS["D4"], far)[2:]] == ["contradicted", "contradicted"]
+    # masks that hid the swapped word less often than μ: the theorem's argument at that share allows more
+    between = _release_rows([0.8, 0.0])  # one one-word bound, 0.79 read alone: above ε' at μ = 0.5 (0.62) ...
+    assert [r["holds"] for r in formal_rows(CLAIMS["D4"], between)[2:]] == ["contradicted", "contradicted"]
+    fewer = between.assign(masked_share=0.25, epsilon_prime_audited=math.log(0.75 * math.e + 0.25))
+    assert [r["holds"] for r in formal_rows(CLAIMS["D4"], fewer)[2:]] == ["not shown", "not shown"]  # ... not at 0.83
 
 
 def test_family_wise_bounds_are_lower_and_reproduce_the_table_for_one_bound():

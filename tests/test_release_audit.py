@@ -100,8 +100,11 @@ def test_one_word_pairs_differ_in_exactly_one_word_and_share_their_masks(pool) -
         assert len(first) == len(second) and sum(a != b for a, b in zip(first, second)) == 1, pair
         a, b = pool.masked(pair, 0.5)
         assert len(a) == SETTINGS.masks
+        swapped_at = next(i for i, (x, y) in enumerate(zip(first, second)) if x != y)
         for masked_a, masked_b in zip(a, b):  # the same positions masked in both texts
             assert [w == "[MASK]" for w in masked_a.split()] == [w == "[MASK]" for w in masked_b.split()]
+            # they coincide exactly when the swapped word is hidden (what masked_share counts)
+            assert (masked_a == masked_b) == (masked_a.split()[swapped_at] == "[MASK]")
     assert pool.masked(pool.swapped[0], 0.0) == ([pool.swapped[0].first], [pool.swapped[0].second])
 
 
@@ -172,6 +175,13 @@ def test_a_correct_release_path_stays_within_its_guarantee(pool, loud_noise_meth
     assert (table["epsilon_effective"] == 1.0).all()
     one_word = table[(table["adjacency"] == ADJACENCIES[0]) & (table["mu"] == 0.5)]
     assert np.allclose(one_word["epsilon_prime"], math.log(0.5 * math.e + 0.5))
+    # ⌊d·μ⌋ of d words are masked: the swapped word is hidden in at most half the draws, and the audited
+    # release's guarantee is Theorem 2's argument at that share, at least the ε' of μ itself
+    share = float(one_word["masked_share"].iloc[0])
+    assert 0 < share <= 0.5 + 4 * math.sqrt(0.25 / SETTINGS.masks)
+    assert np.allclose(one_word["epsilon_prime_audited"], math.log((1 - share) * math.e + share))
+    assert (table.loc[table["mu"] == 0, "masked_share"] == 0).all()
+    assert (table.loc[table["adjacency"] == ADJACENCIES[1], "masked_share"] == 0).all()
 
 
 @pytest.mark.parametrize("fault", [ScaleOffByD, SharedDraw, NormaliseAfterNoise])

@@ -207,6 +207,12 @@ def theorem2_on_the_release_path(audit: pd.DataFrame | None) -> list[dict[str, A
     real guarantee). Contradicted where a bound exceeds that ε' (all bounds together at 95%), else not shown: an
     audit cannot prove a guarantee. Pairs of any two texts are outside the theorem; the row reports them beside."""
     rows = release_path_rows(audit)
+    if rows is not None and "masked_share" in rows.columns:
+        # Theorem 2's argument for the release audited: the share of its drawn masks that hide the swapped word
+        # (the pipeline masks ⌊d·μ⌋ of d words, so that share is at most μ, and 32 draws vary around it)
+        rows = rows.assign(
+            epsilon_prime_nominal=[word_dropout_epsilon(e, f) for e, f in zip(rows["epsilon_nominal"], rows["masked_share"])],
+            epsilon_prime=rows["epsilon_prime_audited"])
     out = []
     for setting, column, what in ((NOMINAL, "epsilon_prime_nominal", "ε' of the nominal ε, as the paper applies it"),
                                   (RELEASE_EFFECTIVE, "epsilon_prime", "ε' of the layer's effective ε")):

@@ -283,9 +283,11 @@ def release_audit_notes(table: pd.DataFrame) -> list[str]:
         "the frozen encoder, the run's trained encoder, normalisation and noise; epsilon_effective: the layer's real "
         "guarantee (privtext.privacy.accounting); epsilon_prime: DPNR Theorem 2's ln((1 − mu)·e^ε + mu) of the "
         "effective ε, which the theorem promises for one-word pairs only; epsilon_prime_nominal: the same at the "
-        "nominal ε, as the paper states it; pair_epsilon: the pair's L1 distance after normalisation (mu = 0) over "
-        "the noise scale.",
-        f"Paths above their guarantee (effective ε, or epsilon_prime for a one-word pair): {len(above)} of "
+        "nominal ε, as the paper states it; masked_share: the share of the drawn masks under which the two texts "
+        "coincide (for a one-word pair, those hiding the swapped word: at most mu, since ⌊d·mu⌋ of d words are "
+        "masked); epsilon_prime_audited: Theorem 2's argument at that share, the guarantee of the release audited; "
+        "pair_epsilon: the pair's L1 distance after normalisation (mu = 0) over the noise scale.",
+        f"Paths above their guarantee (effective ε, or epsilon_prime_audited for a one-word pair): {len(above)} of "
         f"{len(table)} bounds" + (": " + "; ".join(f"{r.dataset} {r.method} mu = {r.mu:g} {r.adjacency} "
                                                    f"{r.test} {r.epsilon_lower:.3g}" for r in above.itertuples())
                                   if len(above) else "."),
