@@ -208,11 +208,14 @@ def theorem2_on_the_release_path(audit: pd.DataFrame | None) -> list[dict[str, A
     audit cannot prove a guarantee. Pairs of any two texts are outside the theorem; the row reports them beside."""
     rows = release_path_rows(audit)
     if rows is not None and "masked_share" in rows.columns:
-        # Theorem 2's argument for the release audited: the share of its drawn masks that hide the swapped word
-        # (the pipeline masks ⌊d·μ⌋ of d words, so that share is at most μ, and 32 draws vary around it)
+        # Theorem 2's argument for the one-word pairs audited: the share of the drawn masks that hide the swapped
+        # word (the pipeline masks ⌊d·μ⌋ of d words, so at most μ, and 32 draws vary around it). Pairs of any two
+        # texts keep ε' at μ: the question there is whether the theorem's number would extend to them.
+        one = rows["adjacency"] == "one word"
         rows = rows.assign(
-            epsilon_prime_nominal=[word_dropout_epsilon(e, f) for e, f in zip(rows["epsilon_nominal"], rows["masked_share"])],
-            epsilon_prime=rows["epsilon_prime_audited"])
+            epsilon_prime_nominal=rows["epsilon_prime_nominal"].where(~one, [
+                word_dropout_epsilon(e, f) for e, f in zip(rows["epsilon_nominal"], rows["masked_share"])]),
+            epsilon_prime=rows["epsilon_prime"].where(~one, rows["epsilon_prime_audited"]))
     out = []
     for setting, column, what in ((NOMINAL, "epsilon_prime_nominal", "ε' of the nominal ε, as the paper applies it"),
                                   (RELEASE_EFFECTIVE, "epsilon_prime", "ε' of the layer's effective ε")):
