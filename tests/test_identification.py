@@ -120,24 +120,53 @@ def test_the_features_only_attacker_reads_a_linear_release_and_not_noise() -> No
     assert _rate_within(int((ranks == 0).sum()), 300, 0.01)  # chance, 1 in 100
 
 
-def test_pool_scores_are_the_candidate_scores_over_the_whole_pool() -> None:
+def test_pool_scores_are_the_distances_to_every_pool_text() -> None:
     from privtext.attack.identification import pool_scores
 
     rng = np.random.default_rng(3)
-    releases, pool = rng.normal(size=(7, 5)), rng.normal(size=(600, 5))
-    every = np.tile(np.arange(600), (7, 1))
-    assert np.allclose(pool_scores(releases, pool, p=1, scale=0.5), laplace_scores(releases, pool, every, 0.5))
+    releases, pool = rng.normal(size=(300, 5)), rng.normal(size=(600, 5))  # more than one chunk of queries
+    difference = releases[:, None, :] - pool[None]
+    assert np.allclose(pool_scores(releases, pool, p=1, scale=0.5), -np.abs(difference).sum(axis=2) / 0.5)
+    assert np.allclose(pool_scores(releases, pool, p=2), -np.sqrt((difference**2).sum(axis=2)))
+    sets = candidate_sets(300, 10, seed=0)
+    assert np.allclose(laplace_scores(releases, pool[:300], sets, None),
+                          np.take_along_axis(-np.abs(difference[:, :300]).sum(axis=2), sets, axis=1))
+
+
+def test_rouge_l_is_rouge_score_s_own() -> None:
+    from rouge_score import rouge_scorer
+
+    from privtext.attack.identification import reconstruction_scores, rouge_l
+
+    texts = ["Running runners ran: the generously generous generation's 3 games!",
+             "Stocks rallied on Tuesday as investors weighed the Fed's comments (AP) -- again & again.",
+             "Café owners in São Paulo are hopeful; hopefulness is contagious, isn't it?",
+             "the the the cat cats catty categorical", "", "!!! ...", "1999 2000 20001 a an and",
+             " ".join(["relational databases organise organisations organically the"] * 60)]
+    rng = np.random.default_rng(0)
+    vocabulary = "a b c d e f g h".split()  # short random texts with many repeats: every LCS path tried
+    texts += [" ".join(rng.choice(vocabulary, size=rng.integers(1, 40))) for _ in range(30)]
+    pairs = [(h, r) for h in texts for r in texts]
+    hypotheses, references = zip(*pairs)
+    library = rouge_scorer.RougeScorer(["rougeL"])  # its default: no stemming
+    expected = np.array([library.score(r, h)["rougeL"].fmeasure for h, r in pairs])
+    assert np.allclose(rouge_l(hypotheses, references), expected, rtol=0, atol=1e-12)
+    assert reconstruction_scores({"x": hypotheses}, references)["x"]["rouge_l"] == pytest.approx(100 * expected.mean())
 
 
 def test_reconstruction_scores_on_hand_computed_cases() -> None:
     from privtext.attack.identification import nearest, reconstruction_scores
 
-    same = reconstruction_scores(["the cat sat on the mat"], ["the cat sat on the mat"])
-    assert same == pytest.approx({"bleu": 100.0, "chrf": 100.0, "rouge_l": 100.0})
+    truth = ["the cat sat on the mat"]
+    scores = reconstruction_scores({"same": truth, "short": ["the cat on the mat"], "other": ["dog"]}, truth)
+    assert scores["same"] == pytest.approx({"bleu": 100.0, "chrf": 100.0, "rouge_l": 100.0})
     # longest common subsequence 5 words: precision 5/5, recall 5/6, F = 2·1·(5/6) / (1 + 5/6) = 10/11
-    assert reconstruction_scores(["the cat on the mat"], ["the cat sat on the mat"])["rouge_l"] == pytest.approx(
-        100 * 10 / 11)
-    assert reconstruction_scores(["dog"], ["the cat sat"])["rouge_l"] == 0.0
+    assert scores["short"]["rouge_l"] == pytest.approx(100 * 10 / 11)
+    assert scores["other"]["rouge_l"] == 0.0
+    # cut to the first 3 words, the two texts agree wherever the release could carry them
+    assert reconstruction_scores({"x": ["the cat sat by a dog"]}, truth, max_words=3)["x"]["rouge_l"] == 100.0
+    with pytest.raises(ValueError, match="2 reconstructions 'x' for 1 texts"):
+        reconstruction_scores({"x": ["a", "b"]}, truth)
     picks = nearest(np.array([[1.0, 1.0, 0.0]] * 4000), np.random.default_rng(0))
     assert set(picks) == {0, 1} and abs((picks == 0).mean() - 0.5) < 0.04
 
@@ -183,3 +212,32 @@ def test_a_point_record_under_heavy_noise_is_at_chance() -> None:
         rates = record[attacker]["N10"]
         assert rates["top1_low"] <= 0.1 <= rates["top1_high"] or rates["top1"] < 0.15, (attacker, rates)
         assert _rate_within(int(rates["top1"] * 200), 200, rates["top1_ceiling_nominal"] + 0.01, sigmas=4)
+
+
+class _BagOfWordsInverter:
+    """A toy generative inverter for the plug-in point: least squares from releases to word counts, then the six
+    words it reads most strongly, written out."""
+
+    def fit(self, releases: np.ndarray, texts, *, seed: int):
+        self.vocabulary = sorted({w for t in texts for w in t.split()})
+        counts = np.array([[t.split().count(w) for w in self.vocabulary] for t in texts], dtype=float)
+        self.weights = np.linalg.lstsq(np.column_stack([releases, np.ones(len(releases))]), counts, rcond=None)[0]
+        return self
+
+    def invert(self, releases: np.ndarray) -> list[str]:
+        read = np.column_stack([releases, np.ones(len(releases))]) @ self.weights
+        return [" ".join(self.vocabulary[j] for j in np.argsort(-row)[:6]) for row in read]
+
+
+def test_a_generative_inverter_plugs_in_with_one_registry_line(monkeypatch) -> None:
+    from privtext.attack import identification
+
+    monkeypatch.setitem(identification.INVERTERS, "bag_of_words", _BagOfWordsInverter)
+    released, noise_free, features, texts = _point(None)
+    record = identification.identification_record(released, noise_free, features, texts, scale=None, epsilons={},
+                                                  frequent_words=["w1", "w2"], seed=1)
+    rebuilt = record["reconstruction"]
+    assert set(rebuilt) == {"white_box", "features_only", "bag_of_words", "frequent_words"}
+    # it writes most of each text's words back (the order is lost: ROUGE-L counts the common subsequence)
+    assert rebuilt["bag_of_words"]["rouge_l"] > 2 * rebuilt["frequent_words"]["rouge_l"]
+    assert record["reconstruction_max_words"] is None

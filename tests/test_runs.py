@@ -1,6 +1,7 @@
 """One grid point on files, without Snakemake: train, attack, fairness, MDL; determinism; output schemas."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -188,3 +189,30 @@ def test_runs_table_flags_attackers_above_a_ceiling_after_holm_over_its_rows(tmp
         pytest.approx([1 / 3, 1 / 3 - 0.1, 0.1])
     assert table.loc["b", "inversion_status"] == "not applicable: no text" and np.isnan(table.loc["b", "inversion_f1"])
     assert table.loc["c", "inversion_status"].startswith("not measured")
+
+
+def test_identification_above_its_ceiling_is_flagged_once_per_point_after_holm(tmp_path):
+    def point(name: str, p_nominal: float | None) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        split = {"accuracy": 0.8, "macro_f1": 0.8, "n": 100}
+        (folder / "metrics.json").write_text(json.dumps({
+            "dataset": "demo", "encoder": "minilm", "method": "dpnr", "seed": 10, "privacy_layer": None,
+            "epsilon_nominal": 1.0, "epsilon_effective": 1.0, "representation_dim": 4,
+            "params": {"mu": 0, "name": name}, "dev": split, "test": split, "seconds": 1.0}))
+        scores = {"kind": "demographic", "accuracy": 0.6, "macro_f1": 0.6, "majority_rate": 0.6}
+        rates = {"top1": 0.5, "top1_ceiling_nominal": 0.027} | (
+            {} if p_nominal is None else {"top1_p_above_ceiling_nominal": p_nominal})
+        identification = {"status": "measured", "white_box": {"N100": rates}, "features_only": {"N100": {}}}
+        # two attackers: the point's one test appears on both rows and must count once
+        (folder / "attack.json").write_text(json.dumps({
+            "attackers": {"linear": {"attributes": {"strong": scores}}, "mlp": {"attributes": {"strong": scores}}},
+            "identification": identification}))
+        return folder
+
+    # Holm at 5% over the two points: 0.001 <= 0.05/2, then 0.03 <= 0.05. Over the four rows 0.03 > 0.05/2 would
+    # stop it.
+    table = runs_table([point("a", 0.001), point("b", 0.03), point("c", None)])
+    flags = table.groupby("param_name")["identification_above_nominal_ceiling"].agg(set).to_dict()
+    assert flags == {"a": {True}, "b": {True}, "c": {False}}
+    assert table["identification_white_box_top1_ceiling_nominal"].eq(0.027).all()

@@ -15,13 +15,15 @@ a rate above it, beyond sampling error, proves the release is not ε-DP.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 import torch
 
 from privtext.privacy.audit import clopper_pearson_interval
+from privtext.privacy.ceiling import above_ceiling_p_value
 
 
 def identification_ceiling(epsilon: float, candidates: int, top: int = 1) -> float:
@@ -29,9 +31,7 @@ def identification_ceiling(epsilon: float, candidates: int, top: int = 1) -> flo
     k·e^ε / (k·e^ε + N − k) (each of the k guesses is at most e^ε times as likely as each text left out)."""
     if candidates < 1 or not 1 <= top <= candidates:
         raise ValueError(f"need 1 <= top <= candidates, got top={top}, candidates={candidates}")
-    if top == candidates:
-        return 1.0
-    if math.isinf(epsilon):
+    if top == candidates or math.isinf(epsilon):
         return 1.0
     # in log space: e^ε overflows past ε ≈ 709 (the published min-max layer's D·ε)
     log_top = math.log(top) + epsilon
@@ -52,16 +52,9 @@ def candidate_sets(n_texts: int, candidates: int, seed: int) -> np.ndarray:
 
 
 def laplace_scores(releases: np.ndarray, noise_free: np.ndarray, sets: np.ndarray, scale: float | None) -> np.ndarray:
-    """[n, N] log-likelihood (up to a constant) of release i under each of its candidates' noise-free outputs:
-    −‖r_i − c‖₁ / scale for i.i.d. Laplace noise, −‖r_i − c‖₁ for a release without noise (``scale`` None)."""
-    r = torch.from_numpy(np.ascontiguousarray(releases, dtype=np.float64))
-    c = torch.from_numpy(np.ascontiguousarray(noise_free, dtype=np.float64))
-    scores = np.empty(sets.shape)
-    for start in range(0, len(sets), 64):  # [64, N, D] at a time: 200 MB at N = 1,000, D = 384
-        rows = sets[start:start + 64]
-        distance = (r[start:start + len(rows), None, :] - c[torch.from_numpy(rows)]).abs().sum(dim=2)
-        scores[start:start + len(rows)] = (-distance / (scale or 1.0)).numpy()
-    return scores
+    """[n, N] log-likelihood (up to a constant) of release i under each of its candidates' noise-free outputs (rows
+    of ``noise_free``): −‖r_i − c‖₁ / scale for i.i.d. Laplace noise, −‖r_i − c‖₁ without noise (``scale`` None)."""
+    return np.take_along_axis(pool_scores(releases, noise_free, p=1, scale=scale), sets, axis=1)
 
 
 def true_ranks(scores: np.ndarray, rng: np.random.Generator, truth: int = 0) -> np.ndarray:
@@ -75,7 +68,9 @@ def true_ranks(scores: np.ndarray, rng: np.random.Generator, truth: int = 0) -> 
 
 def identification_rates(ranks: np.ndarray, candidates: int, *, epsilons: Mapping[str, float],
                          tops: Sequence[int] = (1, 10), confidence: float = 0.95) -> dict[str, float]:
-    """Top-k rates with two-sided Clopper–Pearson intervals, chance (k/N) and the ceiling at each named ε."""
+    """Top-k rates with two-sided Clopper–Pearson intervals, chance (k/N), and the ceiling at each named ε with the
+    one-sided p-value of "the rate exceeds it" (the attribute ceiling's binomial test; the runs table corrects
+    these with Holm)."""
     n = len(ranks)
     out: dict[str, float] = {"candidates": candidates, "n": n}
     for top in tops:
@@ -84,9 +79,11 @@ def identification_rates(ranks: np.ndarray, candidates: int, *, epsilons: Mappin
         hits = int((ranks < top).sum())
         low, high = clopper_pearson_interval(hits, n, confidence)
         out.update({f"top{top}": hits / n, f"top{top}_low": float(low), f"top{top}_high": float(high),
-                    f"top{top}_chance": top / candidates,
-                    **{f"top{top}_ceiling_{name}": identification_ceiling(eps, candidates, top)
-                       for name, eps in epsilons.items()}})
+                    f"top{top}_chance": top / candidates})
+        for name, eps in epsilons.items():
+            ceiling = identification_ceiling(eps, candidates, top)
+            out[f"top{top}_ceiling_{name}"] = ceiling
+            out[f"top{top}_p_above_ceiling_{name}"] = above_ceiling_p_value(hits, n, ceiling)
     return out
 
 
@@ -140,19 +137,54 @@ class FeaturesOnlyAttacker:
 
 # --- retrieval reconstruction -------------------------------------------------------------------------------------
 
-def reconstruction_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """How much of each true text a reconstruction gives back: corpus BLEU and chrF (sacrebleu, its defaults) and
-    the mean ROUGE-L F-measure (rouge-score, with stemming), each on a 0–100 scale."""
-    import sacrebleu
-    from rouge_score import rouge_scorer
+@functools.lru_cache(maxsize=16384)  # the same true texts are scored against each reconstruction
+def rouge_tokens(text: str) -> tuple[str, ...]:
+    """rouge-score's tokenisation without stemming (its default): lower case, runs of letters and digits."""
+    from rouge_score import tokenize
 
-    if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} reconstructions for {len(references)} texts")
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    rouge = [scorer.score(ref, hyp)["rougeL"].fmeasure for hyp, ref in zip(hypotheses, references)]
-    return {"bleu": float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score),
-            "chrf": float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score),
-            "rouge_l": 100.0 * float(np.mean(rouge)) if rouge else math.nan}
+    return tuple(tokenize.tokenize(text, None))
+
+
+def rouge_l(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """Each pair's ROUGE-L F-measure as rouge-score's RougeScorer(["rougeL"]) computes it: the longest common
+    subsequence of the two token sequences, precision over the hypothesis, recall over the reference, F = 2PR/(P+R),
+    0 where either is empty. The subsequence is rapidfuzz's (bit-parallel, C++): rouge-score's own table is pure
+    Python and quadratic in the length, most of a Blog grid point's identification time; tests hold the two equal."""
+    from rapidfuzz.distance import LCSseq
+
+    scores = np.zeros(len(hypotheses))
+    for i, (hypothesis, reference) in enumerate(zip(hypotheses, references)):
+        h, r = rouge_tokens(hypothesis), rouge_tokens(reference)
+        common = LCSseq.similarity(h, r) if h and r else 0
+        if common:
+            precision, recall = common / len(h), common / len(r)
+            scores[i] = 2 * precision * recall / (precision + recall)
+    return scores
+
+
+def first_words(text: str, words: int | None) -> str:
+    """The first ``words`` whitespace-separated words of ``text`` (all of it for None)."""
+    return text if words is None else " ".join(text.split()[:words])
+
+
+def reconstruction_scores(reconstructions: Mapping[str, Sequence[str]], references: Sequence[str], *,
+                          max_words: int | None = None) -> dict[str, dict[str, float]]:
+    """How much of each true text each named reconstruction gives back: corpus BLEU and chrF (sacrebleu, its
+    defaults) and the mean ROUGE-L F-measure (:func:`rouge_l`), each on a 0–100 scale. ``max_words``: both texts
+    are cut to their first so many words, the part of a text its release can carry (an encoder that reads
+    ``max_length`` word pieces reads no more than that many words)."""
+    import sacrebleu
+
+    truth = [first_words(text, max_words) for text in references]
+    metrics = {"bleu": sacrebleu.BLEU(references=[truth]), "chrf": sacrebleu.CHRF(references=[truth])}
+    scores = {}
+    for name, texts in reconstructions.items():
+        if len(texts) != len(truth):
+            raise ValueError(f"{len(texts)} reconstructions {name!r} for {len(truth)} texts")
+        guesses = [first_words(text, max_words) for text in texts]
+        scores[name] = {**{key: float(metric.corpus_score(guesses, None).score) for key, metric in metrics.items()},
+                        "rouge_l": 100.0 * float(np.mean(rouge_l(guesses, truth))) if truth else math.nan}
+    return scores
 
 
 def pool_scores(queries: np.ndarray, pool: np.ndarray, *, p: float, scale: float | None = None) -> np.ndarray:
@@ -176,17 +208,34 @@ def nearest(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 CANDIDATE_COUNTS = (10, 100, 1000)
 
 
+class GenerativeInverter(Protocol):
+    """A model that writes a text from a release (vec2text and its kin): fitted on the released training pool and
+    its texts, it writes a text for each test release, which is scored beside retrieval. None ships: such models
+    need pretrained decoder weights, which this project cannot fetch offline (docs/methods.md, "Identification").
+    One class with these two methods and a line in ``INVERTERS`` measures it at every text grid point."""
+
+    def fit(self, releases: np.ndarray, texts: Sequence[str], *, seed: int) -> "GenerativeInverter": ...
+
+    def invert(self, releases: np.ndarray) -> list[str]: ...
+
+
+INVERTERS: dict[str, Callable[[], GenerativeInverter]] = {}
+
+
 def identification_record(released: Mapping[str, np.ndarray], noise_free: Mapping[str, np.ndarray],
                           features: Mapping[str, np.ndarray], texts: Mapping[str, Sequence[str]], *,
                           scale: float | None, epsilons: Mapping[str, float], frequent_words: Sequence[str],
-                          seed: int, counts: Sequence[int] = CANDIDATE_COUNTS) -> dict:
+                          seed: int, counts: Sequence[int] = CANDIDATE_COUNTS, max_words: int | None = None,
+                          inverters: Mapping[str, Callable[[], GenerativeInverter]] | None = None) -> dict:
     """Identification and retrieval reconstruction of one grid point's test releases.
 
     ``released``: the run's releases (train, dev, test); ``noise_free``: the method's noise-free outputs of the
     clean train and test texts (what the receiving party computes for its candidates and its public pool);
     ``features``: the public encoder's features of the clean train, dev and test texts; ``texts``: train (the
     pool) and test; ``scale``: the Laplace scale (None: no noise); ``frequent_words``: the words the
-    frequency baseline of word recovery guesses for every text, whose join is the reconstruction baseline."""
+    frequency baseline of word recovery guesses for every text, whose join is the reconstruction baseline;
+    ``max_words``: the words of a text its release can carry (:func:`reconstruction_scores`); ``inverters``:
+    generative inverters scored beside retrieval (default: every one in ``INVERTERS``)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 42]))
     n = len(released["test"])
     white = pool_scores(released["test"], noise_free["test"], p=1, scale=scale)  # [n, n]: each release, each text
@@ -206,8 +255,10 @@ def identification_record(released: Mapping[str, np.ndarray], noise_free: Mappin
         "white_box": nearest(pool_scores(released["test"], noise_free["train"], p=1, scale=scale), rng),
         "features_only": nearest(pool_scores(mapped, features["train"], p=2), rng),
     }
-    truth = list(texts["test"])
-    record["reconstruction"] = {name: reconstruction_scores([pool[i] for i in picks], truth)
-                                for name, picks in retrieved.items()}
-    record["reconstruction"]["frequent_words"] = reconstruction_scores([" ".join(frequent_words)] * n, truth)
+    guesses = {name: [pool[i] for i in picks] for name, picks in retrieved.items()}
+    for name, make in (INVERTERS if inverters is None else inverters).items():
+        guesses[name] = make().fit(released["train"], pool, seed=seed).invert(released["test"])
+    guesses["frequent_words"] = [" ".join(frequent_words)] * n
+    record["reconstruction"] = reconstruction_scores(guesses, texts["test"], max_words=max_words)
+    record["reconstruction_max_words"] = max_words
     return record

@@ -309,27 +309,24 @@ def attack_grid_point(
         result["identification"] = identify_point(
             data_dir, run_dir, released or _released(run_dir),
             {s: np.load(path, allow_pickle=False) for s, path in clean_features.items()},
-            Path(words), Path(words_record), identification, seed=seed, metrics=metrics)
+            Path(words), Path(words_record), identification, seed=seed, metrics=metrics,
+            max_words=encoder_window(clean_features["train"]))
     Path(out_path).write_text(json_text(result))
     return result
 
 
 def identify_point(data_dir: Path, run_dir: Path, released: Mapping[str, np.ndarray],
                    clean: Mapping[str, np.ndarray], words: Path, words_record: Path, settings: Mapping[str, Any], *,
-                   seed: int, metrics: Mapping[str, Any]) -> dict[str, Any]:
+                   seed: int, metrics: Mapping[str, Any], max_words: int | None = None) -> dict[str, Any]:
     """Identification and reconstruction of a frozen-encoder point (privtext.attack.identification): the receiving
     party rebuilds the run's model, computes its noise-free outputs of the clean test texts (candidates) and of a
-    seeded pool of training texts, and reads the noise law from the model's privacy layer."""
+    seeded pool of training texts, and reads the noise law from the model's privacy layer. ``max_words``: the
+    words of a text the encoder reads (:func:`encoder_window`), to which reconstructions are scored."""
     import torch
-
-    from privtext.attack.identification import identification_record
-    from privtext.attack.inversion import frequent_words, read_word_sets
-
     from safetensors import safe_open
 
     started = time.perf_counter()
     pool = seeded_rows(len(clean["train"]), settings["max_pool"], seed)
-    inputs = {"train": clean["train"][pool], "test": clean["test"]}
     layer = None
     if metrics.get("privacy_layer") is None and float(metrics["params"].get(WORD_DROPOUT, 0)) == 0:
         # a deterministic release of the clean text: the releases are the noise-free outputs (INLP and MAJORITY too)
@@ -342,21 +339,53 @@ def identify_point(data_dir: Path, run_dir: Path, released: Mapping[str, np.ndar
         method = load_trained_method(run_dir, data_dir)
         layer = method.privacy_module if method.privacy_layer else None
         noise_free = {}
-        for split, features in inputs.items():
-            raw = method.representation_before_noise(features)
+        for split, rows in (("train", pool), ("test", slice(None))):
+            raw = method.representation_before_noise(clean[split][rows])
             with torch.no_grad():
                 noise_free[split] = raw if layer is None else layer.normalise(torch.from_numpy(raw)).numpy()
-    texts = {split: read_columns(data_dir / f"{split}.parquet", ["text"])["text"] for split in ("train", "test")}
-    texts["train"] = [texts["train"][i] for i in pool]
     epsilons = {name: float(metrics[f"epsilon_{name}"]) for name in ("nominal", "effective")
                 if metrics.get(f"epsilon_{name}") is not None}
-    record = identification_record(
-        {"train": released["train"][pool], "dev": released["dev"], "test": released["test"]}, noise_free,
-        {"train": inputs["train"], "dev": clean["dev"], "test": clean["test"]}, texts,
-        scale=None if layer is None else float(layer.scale), epsilons=epsilons, seed=seed,
-        frequent_words=frequent_words(read_word_sets(words), json.loads(words_record.read_text())["vocabulary"]),
-        counts=settings["candidates"])
+    record = _identification(data_dir, released, noise_free, clean, pool, words, words_record, settings, seed=seed,
+                             scale=None if layer is None else float(layer.scale), epsilons=epsilons,
+                             max_words=max_words)
     return {"status": "measured", **record, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def identify_frozen(data_dir: str | Path, features: Mapping[str, np.ndarray], words: str | Path,
+                    words_record: str | Path, settings: Mapping[str, Any], *, seed: int,
+                    max_words: int | None = None) -> dict[str, Any]:
+    """Identification and reconstruction of the frozen encoder features themselves, the attack ladder's "no
+    defence" rung: a deterministic release, so the white-box attacker's candidates are the features (no ε)."""
+    started = time.perf_counter()
+    pool = seeded_rows(len(features["train"]), settings["max_pool"], seed)
+    noise_free = {"train": features["train"][pool], "test": features["test"]}
+    record = _identification(Path(data_dir), features, noise_free, features, pool, Path(words), Path(words_record),
+                             settings, seed=seed, scale=None, epsilons={}, max_words=max_words)
+    return {"status": "measured", **record, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _identification(data_dir: Path, released: Mapping[str, np.ndarray], noise_free: Mapping[str, np.ndarray],
+                    clean: Mapping[str, np.ndarray], pool: np.ndarray, words: Path, words_record: Path,
+                    settings: Mapping[str, Any], *, seed: int, scale: float | None,
+                    epsilons: Mapping[str, float], max_words: int | None) -> dict[str, Any]:
+    from privtext.attack.identification import identification_record
+    from privtext.attack.inversion import frequent_words, read_word_sets
+
+    texts = {split: read_columns(data_dir / f"{split}.parquet", ["text"])["text"] for split in ("train", "test")}
+    texts["train"] = [texts["train"][i] for i in pool]
+    return identification_record(
+        {"train": released["train"][pool], "dev": released["dev"], "test": released["test"]}, noise_free,
+        {"train": clean["train"][pool], "dev": clean["dev"], "test": clean["test"]}, texts,
+        scale=scale, epsilons=epsilons, seed=seed,
+        frequent_words=frequent_words(read_word_sets(words), json.loads(words_record.read_text())["vocabulary"]),
+        counts=settings["candidates"], max_words=max_words)
+
+
+def encoder_window(features: str | Path) -> int | None:
+    """The most words of a text its frozen features can depend on: the encoder's ``max_length`` in word pieces
+    (from the features' meta.json), since every word is at least one piece; None where no cap is recorded."""
+    meta = json.loads((Path(features).parent / "meta.json").read_text())
+    return None if meta.get("max_length") is None else int(meta["max_length"])
 
 
 def _released(run_dir: Path) -> dict[str, np.ndarray]:

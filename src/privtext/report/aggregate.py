@@ -58,7 +58,7 @@ def identification_columns(attack: dict) -> dict:
     for attacker in ("white_box", "features_only"):
         rates = found.get(attacker, {}).get(key, {})
         for name in ("top1", "top1_low", "top1_high", "top1_chance", "top1_ceiling_nominal", "top1_ceiling_effective",
-                     "top10"):
+                     "top1_p_above_ceiling_nominal", "top10"):
             columns[f"identification_{attacker}_{name}"] = _number(rates.get(name))
     for source, scores in {"white_box": {}, "features_only": {}, "frequent_words": {},
                            **found.get("reconstruction", {})}.items():
@@ -103,6 +103,11 @@ def runs_table(run_dirs: Iterable[str | Path]) -> pd.DataFrame:
         return table
     for name in ("nominal", "effective"):
         table[f"above_{name}_ceiling"] = holm(table[f"p_above_{name}_ceiling"].tolist(), CEILING_TEST_LEVEL)
+    # identification is one test per grid point, repeated on its attacker x attribute rows: corrected over points
+    points = table.drop_duplicates("run_dir").set_index("run_dir")
+    p_values = points["identification_white_box_top1_p_above_ceiling_nominal"]
+    flagged = dict(zip(p_values.index, holm(p_values.tolist(), CEILING_TEST_LEVEL)))
+    table["identification_above_nominal_ceiling"] = table["run_dir"].map(flagged)
     param_columns = sorted(c for c in table.columns if c.startswith("param_"))
     ordered = ["dataset", "encoder", "method", *param_columns, "seed"]
     rest = [c for c in table.columns if c not in ordered]

@@ -44,10 +44,12 @@ SOCKET_ENV = "PRIVTEXT_WARM_SOCKET"
 WORKER_ENV = "PRIVTEXT_WARM_WORKER"  # set in a worker: the script it runs must not delegate again
 IDLE_SECONDS = 600
 # What the delegating jobs import (train, attack, MDL; fairness jobs import little and run alone), once;
-# scikit-learn's logistic regression for the `linear` attacker (2.5 s cold on an AVX2 machine).
+# scikit-learn's logistic regression for the `linear` attacker (2.5 s cold on an AVX2 machine); identification's
+# scorers for a text point's attack job (0.3 s).
 PRELOAD = ("torch", "snakemake.script", "safetensors.torch", "privtext.jobs.train_job", "privtext.jobs.runs",
            "privtext.methods", "privtext.attack.attackers", "privtext.measures.mdl", "privtext.claims.attackers",
-           "privtext.standins.allocator", "sklearn.linear_model")
+           "privtext.standins.allocator", "sklearn.linear_model", "privtext.attack.identification", "sacrebleu",
+           "rapidfuzz.distance", "rouge_score.tokenize")
 _HEADER = struct.Struct("!I")
 _STARTED = b"S"  # a worker's first byte to its job process; its exit status follows
 _FAILED = 1
