@@ -62,8 +62,8 @@ rule word_sets:
         "../workflow/scripts/word_sets.py"
 
 
-# The attack ladder's "no defence" rung: word recovery and the attribute attackers on the frozen encoder features
-# themselves.
+# The attack ladder's "no defence" rung: word recovery, the attribute attackers and (when configured) identification
+# on the frozen encoder features themselves.
 rule invert_frozen:
     input:
         unpack(dataset_splits),
@@ -72,6 +72,7 @@ rule invert_frozen:
         features_dev=f"{FROZEN_FEATURES_DIR}/dev.npy",
         features_test=f"{FROZEN_FEATURES_DIR}/test.npy",
         words=f"results/data/{{dataset}}/{WORDS_FILE}",
+        words_record="results/data/{dataset}/words.json",
     output:
         "results/inversion/{dataset}/{encoder}/frozen.json",
     log:
@@ -80,6 +81,7 @@ rule invert_frozen:
         word_attacker=config["attack"]["inversion"]["attacker"],
         attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
+        identification=config["attack"]["identification"],
         seed=config["seed"],
     threads: 1
     resources:

@@ -1,9 +1,11 @@
-"""The attack ladder: rung order, means over seeds and attributes, ceilings, MDL and word recovery."""
+"""The attack ladder: rung order, means over seeds and attributes, ceilings, MDL, word recovery and
+identification."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -17,7 +19,12 @@ ATTACKERS = ("linear", "mlp")
 GRID = [("dpnr", 0.1, np.nan, (1, 2)), ("adv", np.nan, 1.0, (1,)), ("dpnr", 1.0, np.nan, (1, 2)),
         ("nonpriv", np.nan, np.nan, (1,))]
 FROZEN = {"status": "measured", "precision": 0.6, "recall": 0.5, "f1": 0.55, "advantage": 0.25,
-          "baseline": {"precision": 0.3, "recall": 0.3, "f1": 0.3, "threshold": 0.5, "n_words_predicted": 10}}
+          "baseline": {"precision": 0.3, "recall": 0.3, "f1": 0.3, "threshold": 0.5, "n_words_predicted": 10},
+          # the frozen features are a deterministic release: identified, with no ε and so no ceiling
+          "identification": {"status": "measured", "white_box": {"N100": {"top1": 1.0, "top1_chance": 0.01}},
+                             "features_only": {"N100": {"top1": 0.95, "top1_chance": 0.01}},
+                             "reconstruction": {"white_box": {"rouge_l": 60.0}, "features_only": {"rouge_l": 55.0},
+                                                "frequent_words": {"rouge_l": 8.0}}}}
 
 
 def _runs() -> pd.DataFrame:
@@ -43,8 +50,22 @@ def _runs() -> pd.DataFrame:
                         "inversion_status": "measured" if text else "not applicable: no text",
                         "inversion_f1": f1, "inversion_baseline_f1": 0.3 if text else np.nan,
                         "inversion_advantage": f1 - 0.3 if text else np.nan,
+                        **(_identification(epsilon, seed) if text else {}),
                     })
     return pd.DataFrame(rows)
+
+
+def _identification(epsilon: float, seed: int) -> dict:
+    """A text point's identification columns (N = 100): the true text named at 0.9 + seed/100 without noise, 0.3
+    under it, flagged above the nominal ceiling at ε = 1."""
+    dp = not np.isnan(epsilon)
+    prefix = "identification_white_box_top1"
+    return {prefix: 0.3 if dp else 0.9 + seed / 100, f"{prefix}_chance": 0.01,
+            f"{prefix}_ceiling_nominal": math.exp(epsilon) / (math.exp(epsilon) + 99) if dp else np.nan,
+            f"{prefix}_ceiling_effective": np.nan, "identification_features_only_top1": 0.2,
+            "identification_above_nominal_ceiling": epsilon == 1.0,
+            "reconstruction_white_box_rouge_l": 20.0 + seed, "reconstruction_features_only_rouge_l": 15.0,
+            "reconstruction_frequent_words_rouge_l": 8.0}
 
 
 def _row(table: pd.DataFrame, rung: str) -> pd.Series:
@@ -132,8 +153,22 @@ def test_figure_builds_for_text_and_tabular():
     runs = _runs()
     for dataset, frozen in (("tp_us", FROZEN), ("adult", None)):
         figure = ladder_figure(ladder_table(runs, dataset, frozen), dataset)
-        assert len(figure.axes) == 2
-    assert "not applicable: no text" in figure.axes[1].get_title()
+        assert len(figure.axes) == 4  # attributes, word recovery, identification, reconstruction
+    assert all("not applicable: no text" in axes.get_title() for axes in figure.axes[1:])
+
+
+def test_identification_per_rung_with_its_ceiling_and_the_frozen_rung_identified():
+    table = ladder_table(_runs(), "tp_us", frozen=FROZEN)
+    frozen = _row(table, FROZEN_RUNG)
+    assert frozen["identification_white_box_top1"] == 1.0 and frozen["identification_features_only_top1"] == 0.95
+    assert frozen["reconstruction_white_box_rouge_l"] == 60.0 and frozen["reconstruction_frequent_words_rouge_l"] == 8.0
+    assert np.isnan(frozen["identification_white_box_top1_ceiling_nominal"])  # no ε, no ceiling
+    assert _row(table, "nonpriv")["identification_white_box_top1"] == pytest.approx(0.91)
+    strong = _row(table, "dpnr ε=1")
+    assert strong["identification_white_box_top1_ceiling_nominal"] == pytest.approx(math.e / (math.e + 99))
+    assert strong["reconstruction_white_box_rouge_l"] == pytest.approx(21.5)  # seeds 1 and 2, once per point
+    assert strong["identification_flagged_above_nominal"] == 2 and _row(table, "dpnr ε=0.1")[
+        "identification_flagged_above_nominal"] == 0
 
 
 def test_write_ladder_writes_each_dataset(tmp_path):

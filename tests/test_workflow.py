@@ -283,9 +283,11 @@ def test_the_runs_table_carries_word_recovery_and_ceilings_and_the_ladder_is_dra
     assert (nonpriv["identification_white_box_top1"] > 0.5).all()
     assert (private["identification_white_box_top1_low"] <= private["identification_white_box_top1_ceiling_effective"]).all()
     assert runs["reconstruction_white_box_rouge_l"].notna().all()
-    assert ladder["identification_white_box_top1"].iloc[1:].notna().all()
+    assert ladder["identification_white_box_top1"].notna().all()  # the no-defence rung too
     frozen = json.loads((finished_grid / "results/inversion/demo/minilm/frozen.json").read_text())
     assert frozen["status"] == "measured" and frozen["attacker"]["fit_split"] == "train"
+    assert frozen["identification"]["white_box"]["N100"]["top1"] > 0.5
+    assert frozen["identification"]["reconstruction_max_words"] == 128  # the encoder's window
     # the no-defence rung is read by the same attribute attackers as every defence
     assert set(frozen["attributes"]["attackers"]) == {"linear", "mlp"}
     assert ladder.iloc[0][["linear_accuracy", "mlp_accuracy", "majority_rate"]].notna().all()

@@ -13,6 +13,7 @@ import pandas as pd
 
 from privtext.plan.grid import FINETUNE_SUFFIX
 from privtext.methods.spec import GRID_PARAMS, WORD_DROPOUT, WORD_DROPOUT_DEFAULT
+from privtext.report.aggregate import IDENTIFICATION_N, identification_columns
 from privtext.report.artefacts.common import FIGURE_STYLE, METHOD_ORDER, PALETTE, dataset_label
 
 FROZEN_RUNG = "no defence (frozen features)"
@@ -108,31 +109,37 @@ def ladder_table(runs: pd.DataFrame, dataset: str, frozen: Mapping[str, Any] | N
             "flagged_above_nominal": int(rung["_flag"].sum()), "mdl_kbits": kbits,
             **{c: points[c].mean() for c in INVERSION}, "inversion_status": _status(points["inversion_status"]),
             **{c: points[c].mean() if c in points else np.nan for c in IDENTIFICATION},
+            "identification_flagged_above_nominal": int(_flag(points["identification_above_nominal_ceiling"]).sum())
+            if "identification_above_nominal_ceiling" in points else 0,
         })
     table = _order(pd.DataFrame(records))
     if frozen is not None:
         first = {"rung": FROZEN_RUNG, "method": "frozen", "inversion_f1": frozen["f1"],
                  "inversion_baseline_f1": frozen["baseline"]["f1"], "inversion_advantage": frozen["advantage"],
-                 "inversion_status": frozen["status"], **_frozen_attacks(frozen, attackers)}
+                 "inversion_status": frozen["status"], **_frozen_attacks(frozen, attackers),
+                 **{c: value for c, value in identification_columns(frozen).items() if c in IDENTIFICATION}}
         table = pd.concat([pd.DataFrame([first]), table], ignore_index=True)[table.columns]
-    table = table.astype({"n_seeds": "Int64", "flagged_above_nominal": "Int64"})  # the frozen rung has neither
+    # the frozen rung has none of these
+    table = table.astype({column: "Int64" for column in
+                          ("n_seeds", "flagged_above_nominal", "identification_flagged_above_nominal")})
     return table.reset_index(drop=True)
 
 
 def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
-    """Two panels sharing the rungs: attribute inference against the ceilings, and word recovery."""
+    """Four panels sharing the rungs: attribute inference against the ceilings, word recovery, identification among
+    N = 100 texts against its ceiling, and retrieval reconstruction against the frequent-word baseline."""
     import matplotlib
     from matplotlib.figure import Figure
 
     y = np.arange(len(table))
     with matplotlib.rc_context(FIGURE_STYLE):
-        figure = Figure(figsize=(10, 1.6 + 0.32 * len(table)), layout="constrained")
-        left, right = figure.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
+        figure = Figure(figsize=(16, 1.6 + 0.32 * len(table)), layout="constrained")
+        left, words, which, rebuilt = figure.subplots(1, 4, sharey=True, gridspec_kw={"width_ratios": [3, 2, 2, 2]})
         attackers = [c.removesuffix(ACCURACY) for c in table.columns if c.endswith(ACCURACY)]
         for k, attacker in enumerate(attackers):
             left.plot(table[f"{attacker}{ACCURACY}"], y, ATTACKER_MARKERS[k % len(ATTACKER_MARKERS)],
                       color=ATTACKER_COLOURS[k % len(ATTACKER_COLOURS)], label=f"{attacker} attacker")
-        left.plot(table["majority_rate"], y, "x", color="#555555", label="majority rate")
+        left.plot(table["majority_rate"], y, "x", color="#555555", label="majority rate / chance / baseline")
         # effective first: where a method's two ε agree, the nominal mark stays visible on top
         left.plot(table["ceiling_effective"], y, "|", color="#999999", markersize=14, mew=2,
                   label="ceiling (effective ε)")
@@ -140,19 +147,35 @@ def ladder_figure(table: pd.DataFrame, dataset: str) -> Any:
         left.set(title="attribute inference accuracy", xlabel="accuracy (mean over seeds and attributes)")
         left.set_yticks(y, table["rung"])
         left.invert_yaxis()
-        figure.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=min(5, 3 + len(attackers)),
-                      frameon=False)
-        advantage = table["inversion_advantage"]
         colours = [PALETTE.get(m, "#333333") for m in table["method"]]
-        right.scatter(advantage, y, c=colours, zorder=3)
-        right.axvline(0, color="#555555", linewidth=1)
-        title = "word recovery\n(inversion advantage = F1 − baseline F1)"
-        if advantage.isna().all():
-            title += "\nnot applicable: no text"
-            right.set_xticks([])
-        right.set(title=title, xlabel="advantage")
+        _points(words, table["inversion_advantage"], y, colours,
+                "word recovery\n(inversion advantage = F1 − baseline F1)", "advantage")
+        words.axvline(0, color="#555555", linewidth=1)
+        prefix = "identification_white_box_top1"
+        _points(which, table[prefix], y, colours, f"which text is this? (N = {IDENTIFICATION_N})\nwhite-box ●, "
+                "features-only ◆", "top-1 rate")
+        which.plot(table["identification_features_only_top1"], y, "D", color="#333333", fillstyle="none")
+        which.plot(table[f"{prefix}_chance"], y, "x", color="#555555")
+        which.plot(table[f"{prefix}_ceiling_effective"], y, "|", color="#999999", markersize=14, mew=2)
+        which.plot(table[f"{prefix}_ceiling_nominal"], y, "|", color="#000000", markersize=14, mew=2)
+        which.set_xlim(-0.03, 1.03)
+        _points(rebuilt, table["reconstruction_white_box_rouge_l"], y, colours,
+                "what was written? nearest training text\nwhite-box ●, features-only ◆", "ROUGE-L (0–100)")
+        rebuilt.plot(table["reconstruction_features_only_rouge_l"], y, "D", color="#333333", fillstyle="none")
+        rebuilt.plot(table["reconstruction_frequent_words_rouge_l"], y, "x", color="#555555")
+        figure.legend(*left.get_legend_handles_labels(), loc="outside lower center", ncols=min(6, 3 + len(attackers)),
+                      frameon=False)
         figure.suptitle(f"Attack ladder: {dataset_label(dataset)}")
     return figure
+
+
+def _points(axes: Any, values: pd.Series, y: np.ndarray, colours: list[str], title: str, xlabel: str) -> None:
+    """One measure per rung in its method's colour; a panel with no value at all says it measured no text."""
+    axes.scatter(values, y, c=colours, zorder=3)
+    if values.isna().all():
+        title += "\nnot applicable: no text"
+        axes.set_xticks([])
+    axes.set(title=title, xlabel=xlabel)
 
 
 def write_ladder(runs_csv: str | Path, out_tables: Mapping[str, str | Path], out_figures: Mapping[str, str | Path],
