@@ -89,6 +89,8 @@ rule release_audit:
         release=config["audit"]["release"],
         seed=config["audit"]["seed"],
         confidence=config["audit"]["confidence"],
+        # what the job loads the encoder with, revision null included (load_encoder's default pin); embed_settings
+        # drops a null revision only so that older features keep their params. device and threads: how it runs
         encoder={k: v for k, v in config["encoder"].items() if k not in ("device", "threads")},
     threads: 2
     resources:
