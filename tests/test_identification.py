@@ -200,6 +200,12 @@ def test_a_point_record_identifies_a_deterministic_release_and_reconstructs_it_f
     rebuilt = record["reconstruction"]
     # the pool never holds the test text: retrieval finds a text sharing words, above the frequent-word guess
     assert rebuilt["white_box"]["rouge_l"] < 100 and rebuilt["white_box"]["rouge_l"] > rebuilt["frequent_words"]["rouge_l"]
+    assert record["n_reconstructed"] == 200
+    sampled = identification_record(released, noise_free, features, texts, scale=None,
+                                    epsilons={"nominal": math.inf}, frequent_words=["w1", "w2"], seed=1,
+                                    max_reconstructed=50)
+    assert sampled["n_reconstructed"] == 50 and sampled["white_box"] == record["white_box"]  # identification: all
+    assert abs(sampled["reconstruction"]["white_box"]["rouge_l"] - rebuilt["white_box"]["rouge_l"]) < 10
 
 
 def test_a_point_record_under_heavy_noise_is_at_chance() -> None:

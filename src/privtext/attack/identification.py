@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 import numpy as np
 import torch
 
+from privtext.data.sampling import seeded_rows
 from privtext.privacy.audit import clopper_pearson_interval
 from privtext.privacy.ceiling import above_ceiling_p_value
 
@@ -226,6 +227,7 @@ def identification_record(released: Mapping[str, np.ndarray], noise_free: Mappin
                           features: Mapping[str, np.ndarray], texts: Mapping[str, Sequence[str]], *,
                           scale: float | None, epsilons: Mapping[str, float], frequent_words: Sequence[str],
                           seed: int, counts: Sequence[int] = CANDIDATE_COUNTS, max_words: int | None = None,
+                          max_reconstructed: int | None = None,
                           inverters: Mapping[str, Callable[[], GenerativeInverter]] | None = None) -> dict:
     """Identification and retrieval reconstruction of one grid point's test releases.
 
@@ -234,8 +236,10 @@ def identification_record(released: Mapping[str, np.ndarray], noise_free: Mappin
     ``features``: the public encoder's features of the clean train, dev and test texts; ``texts``: train (the
     pool) and test; ``scale``: the Laplace scale (None: no noise); ``frequent_words``: the words the
     frequency baseline of word recovery guesses for every text, whose join is the reconstruction baseline;
-    ``max_words``: the words of a text its release can carry (:func:`reconstruction_scores`); ``inverters``:
-    generative inverters scored beside retrieval (default: every one in ``INVERTERS``)."""
+    ``max_words``: the words of a text its release can carry (:func:`reconstruction_scores`);
+    ``max_reconstructed``: the test texts (a seeded sample; None: all) whose reconstructions are scored, as
+    retrieval over the pool and the scorers cost in proportion; ``inverters``: generative inverters scored beside
+    retrieval (default: every one in ``INVERTERS``)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 42]))
     n = len(released["test"])
     white = pool_scores(released["test"], noise_free["test"], p=1, scale=scale)  # [n, n]: each release, each text
@@ -251,14 +255,15 @@ def identification_record(released: Mapping[str, np.ndarray], noise_free: Mappin
             ranks = true_ranks(np.take_along_axis(scores, sets, axis=1), rng)
             record[name][f"N{count}"] = identification_rates(ranks, count, epsilons=epsilons)
     pool = list(texts["train"])
+    rows = seeded_rows(n, max_reconstructed, seed)
     retrieved = {
-        "white_box": nearest(pool_scores(released["test"], noise_free["train"], p=1, scale=scale), rng),
-        "features_only": nearest(pool_scores(mapped, features["train"], p=2), rng),
+        "white_box": nearest(pool_scores(released["test"][rows], noise_free["train"], p=1, scale=scale), rng),
+        "features_only": nearest(pool_scores(mapped[rows], features["train"], p=2), rng),
     }
     guesses = {name: [pool[i] for i in picks] for name, picks in retrieved.items()}
     for name, make in (INVERTERS if inverters is None else inverters).items():
-        guesses[name] = make().fit(released["train"], pool, seed=seed).invert(released["test"])
-    guesses["frequent_words"] = [" ".join(frequent_words)] * n
-    record["reconstruction"] = reconstruction_scores(guesses, texts["test"], max_words=max_words)
-    record["reconstruction_max_words"] = max_words
+        guesses[name] = make().fit(released["train"], pool, seed=seed).invert(released["test"][rows])
+    guesses["frequent_words"] = [" ".join(frequent_words)] * len(rows)
+    record["reconstruction"] = reconstruction_scores(guesses, [texts["test"][i] for i in rows], max_words=max_words)
+    record.update(reconstruction_max_words=max_words, n_reconstructed=len(rows))
     return record

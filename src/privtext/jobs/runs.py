@@ -378,7 +378,7 @@ def _identification(data_dir: Path, released: Mapping[str, np.ndarray], noise_fr
         {"train": clean["train"][pool], "dev": clean["dev"], "test": clean["test"]}, texts,
         scale=scale, epsilons=epsilons, seed=seed,
         frequent_words=frequent_words(read_word_sets(words), json.loads(words_record.read_text())["vocabulary"]),
-        counts=settings["candidates"], max_words=max_words)
+        counts=settings["candidates"], max_words=max_words, max_reconstructed=settings.get("max_reconstructed"))
 
 
 def encoder_window(features: str | Path) -> int | None:
