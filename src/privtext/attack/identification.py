@@ -111,12 +111,14 @@ class FeaturesOnlyAttacker:
         releases = np.asarray(train_releases, dtype=np.float64)
         self.mean, self.std = releases.mean(axis=0), releases.std(axis=0) + 1e-12
         x = np.column_stack([self._standardised(releases), np.ones(len(releases))])  # the last column: intercept
-        u, singular, vt = np.linalg.svd(x, full_matrices=False)
-        projected = u.T @ np.asarray(train_features, dtype=np.float64)
+        # every penalty from one eigendecomposition of XᵀX = V diag(λ) Vᵀ: W = V diag(1 / (λ + α)) Vᵀ XᵀY (the
+        # normal equations; a [d, d] problem, where an SVD of X costs in its rows)
+        eigenvalues, vectors = np.linalg.eigh(x.T @ x)
+        projected = vectors.T @ (x.T @ np.asarray(train_features, dtype=np.float64))
         sets = candidate_sets(len(dev_releases), min(self.candidates, len(dev_releases)), self.seed)
         best = -1.0
-        for penalty in self.penalties:  # every penalty from one SVD: W = V diag(s / (s² + α)) Uᵀ Y
-            weights = vt.T @ ((singular / (singular**2 + penalty))[:, None] * projected)
+        for penalty in self.penalties:
+            weights = vectors @ (projected / (np.clip(eigenvalues, 0.0, None) + penalty)[:, None])
             self.weights = weights
             rate = float((true_ranks(self.scores(dev_releases, dev_features, sets), np.random.default_rng(self.seed))
                           == 0).mean())
