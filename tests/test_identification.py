@@ -133,6 +133,20 @@ def test_pool_scores_are_the_distances_to_every_pool_text() -> None:
                           np.take_along_axis(-np.abs(difference[:, :300]).sum(axis=2), sets, axis=1))
 
 
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 19])
+def test_l1_distances_are_torch_cdist_s_in_every_blocking(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    from privtext.attack import identification
+
+    rng = np.random.default_rng(5)
+    queries, pool = rng.normal(size=(37, 11)), rng.normal(size=(53, 11))
+    monkeypatch.setattr(identification, "L1_BLOCK_ELEMENTS", block)  # blocks narrower than a row, ragged edges
+    expected = torch.cdist(torch.from_numpy(queries), torch.from_numpy(pool), p=1).numpy()
+    assert np.allclose(identification.l1_distances(queries, pool), expected, rtol=1e-12, atol=0)
+    assert (identification.l1_distances(pool, pool).diagonal() == 0).all()  # an exact match scores exactly 0
+    with pytest.raises(ValueError, match="need"):
+        identification.l1_distances(queries, pool[:, :5])
+
+
 def test_rouge_l_is_rouge_score_s_own() -> None:
     from rouge_score import rouge_scorer
 
@@ -247,3 +261,16 @@ def test_a_generative_inverter_plugs_in_with_one_registry_line(monkeypatch) -> N
     # it writes most of each text's words back (the order is lost: ROUGE-L counts the common subsequence)
     assert rebuilt["bag_of_words"]["rouge_l"] > 2 * rebuilt["frequent_words"]["rouge_l"]
     assert record["reconstruction_max_words"] is None
+
+
+def test_the_identification_benchmark_prints_both_kernels_agreeing() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "identification.py"
+    printed = subprocess.run([sys.executable, str(script), "--repeat", "1"], capture_output=True, text=True,
+                             check=True, timeout=300).stdout
+    rows = [line.split() for line in printed.splitlines() if line.startswith(("candidates", "pool"))]
+    assert len(rows) == 2
+    assert all(float(row[-1]) < 1e-9 and float(row[-2]) > 0 for row in rows)  # same distances; a ratio printed

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from privtext.data import SPLITS
-from privtext.attack.inversion import (VocabularySettings, best_threshold, fit_vocabulary,
-                                       frequency_baseline, micro_scores, recover_words, word_sets, write_word_sets)
+from privtext.attack.inversion import (VocabularySettings, best_threshold, fit_vocabulary, frequency_baseline,
+                                       frequency_threshold, micro_scores, recover_words, word_sets,
+                                       write_word_sets)
 
 # Content words only (letters): "bac", "bad", ...
 WORDS = ["".join(t) for t in itertools.product("bcdfg", "aeiou", "klmnp")][:80]
@@ -69,6 +70,15 @@ def test_the_frequency_baseline_on_a_hand_computed_case():
     assert baseline["precision"] == pytest.approx(2 / 6)
     assert baseline["recall"] == pytest.approx(2 / 3)
     assert baseline["f1"] == pytest.approx(2 * 2 / (6 + 3))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_frequency_threshold_is_best_threshold_on_the_broadcast_scores(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    frequency = rng.integers(0, 6, size=40) / 5  # tied frequencies, as a small training split gives
+    truth = rng.random((30, 40)) < frequency * 0.5
+    assert frequency_threshold(frequency, truth) == best_threshold(np.broadcast_to(frequency, truth.shape), truth)[0]
+    assert frequency_threshold(frequency, np.zeros_like(truth)) == float("inf")  # nothing to find
 
 
 def test_the_threshold_rule_and_micro_scores_on_hand_cases():

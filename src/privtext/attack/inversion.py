@@ -118,11 +118,23 @@ def best_threshold(scores: np.ndarray, truth: np.ndarray) -> tuple[float, float]
     return (float(values[best]), float(f1[best])) if f1[best] > 0 else (float("inf"), 0.0)
 
 
+def frequency_threshold(frequency: np.ndarray, truth: np.ndarray) -> float:
+    """:func:`best_threshold` of the same score ``frequency`` [V] for every text of ``truth`` [n, V]: the same
+    threshold from per-word sums, without sorting the n·V pairs (a tenth of a grid point's identification time)."""
+    values, inverse = np.unique(frequency, return_inverse=True)
+    positives = np.bincount(inverse, weights=truth.sum(axis=0, dtype=np.float64), minlength=len(values))
+    counts = np.bincount(inverse, minlength=len(values)).astype(float) * len(truth)
+    tp, n_predicted = np.cumsum(positives[::-1])[::-1], np.cumsum(counts[::-1])[::-1]
+    f1 = 2 * tp / (n_predicted + truth.sum())
+    best = len(values) - 1 - int(np.argmax(f1[::-1]))  # as best_threshold: ties go to the highest threshold
+    return float(values[best]) if f1[best] > 0 else float("inf")
+
+
 def frequency_baseline(words: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """The best guess without the release: every text gets the words in at least a fraction ``t`` of the
     training texts, ``t`` chosen on dev by :func:`best_threshold`; scored on test."""
     frequency = words["train"].mean(axis=0)
-    threshold, _ = best_threshold(np.broadcast_to(frequency, words["dev"].shape), words["dev"])
+    threshold = frequency_threshold(frequency, words["dev"])
     chosen = frequency >= threshold
     predicted = np.broadcast_to(chosen, words["test"].shape)
     return {**micro_scores(words["test"], predicted), "threshold": threshold, "n_words_predicted": int(chosen.sum())}
@@ -131,8 +143,7 @@ def frequency_baseline(words: Mapping[str, np.ndarray]) -> dict[str, Any]:
 def frequent_words(words: Mapping[str, np.ndarray], vocabulary: Sequence[str]) -> list[str]:
     """The words :func:`frequency_baseline` guesses for every text, most frequent in training first."""
     frequency = words["train"].mean(axis=0)
-    threshold, _ = best_threshold(np.broadcast_to(frequency, words["dev"].shape), words["dev"])
-    chosen = np.flatnonzero(frequency >= threshold)
+    chosen = np.flatnonzero(frequency >= frequency_threshold(frequency, words["dev"]))
     return [vocabulary[i] for i in chosen[np.argsort(-frequency[chosen], kind="stable")]]
 
 
