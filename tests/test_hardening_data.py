@@ -435,3 +435,119 @@ def test_spacy_model_that_is_not_a_spacy_package_is_refused_without_importing_it
     from privtext.data.nlp_resources import spacy_model_dir
 
     assert (spacy_model_dir(load_config()["spacy_model"]) / "config.cfg").is_file()
+
+
+# --- Issue 43, item 1: no raw record stops or stalls a build ------------------------------------------------------
+
+def _cpu_seconds(call):
+    started = time.process_time()
+    result = call()
+    return result, time.process_time() - started
+
+
+@pytest.mark.parametrize("dataset", ["tp_us", "tp_uk"])
+def test_a_birth_year_of_other_digits_or_5000_digits_is_quarantined_with_its_line(tmp_path, dataset):
+    bad = [_user("b1", birth_year="19²"), _user("b2", birth_year="1" * 5000), _user("b3", birth_year="١٩٨٠")]
+    path = _trustpilot_file(tmp_path / "users.jsonl.tmp", bad)
+    quarantine = Quarantine(max_examples=100)
+    built, seconds = _cpu_seconds(lambda: get_builder(dataset)({"users": path}, load_config()[dataset], SEED,
+                                                                quarantine))
+    assert seconds < 1.0
+    assert quarantine.as_dict() == {"bad_birth_year": 3}
+    assert {(e["line"], e["field"]) for e in quarantine.examples} == {(61, "birth_year"), (62, "birth_year"),
+                                                                       (63, "birth_year")}
+
+
+def test_user_ids_that_collide_after_the_repeat_suffix_stay_unique(tmp_path):
+    # line 61 is "dup@63"; line 63's second "dup" would be named dup@63 too
+    path = _trustpilot_file(tmp_path / "users.jsonl.tmp", [_user("dup@63"), _user("dup"), _user("dup")])
+    quarantine = Quarantine()
+    built = get_builder("tp_us")({"users": path}, load_config()["tp_us"], SEED, quarantine)
+    ids = pd.concat(built.splits.values())["id"]
+    assert {"tp_us:dup@63", "tp_us:dup", "tp_us:dup@63#2"} <= set(ids) and ids.is_unique
+    write_dataset(built, tmp_path / "out", dataset="tp_us", inputs={"users": path}, seed=SEED, quarantine=quarantine)
+
+
+def test_a_value_error_no_check_foresaw_costs_its_record_with_its_line(tmp_path, monkeypatch):
+    import pygeohash
+
+    encode = pygeohash.encode
+
+    def encode_or_fail(lat, lng, precision=12):
+        if lat == 12.5:
+            raise ValueError("a geocode the library refuses")
+        return encode(lat, lng, precision=precision)
+
+    monkeypatch.setattr(pygeohash, "encode", encode_or_fail)
+    odd = {**_user("odd"), "geocodes": [{"lat": 12.5, "lng": 1.0}]}
+    path = _trustpilot_file(tmp_path / "users.jsonl.tmp", [odd])
+    quarantine = Quarantine()
+    get_builder("tp_uk")({"users": path}, load_config()["tp_uk"], SEED, quarantine)
+    assert quarantine.as_dict() == {"unexpected_value": 1}
+    assert quarantine.examples[0]["line"] == 61 and "refuses" in quarantine.examples[0]["detail"]
+
+
+@pytest.mark.parametrize("count_line", ["19²", "1" * 5000])
+def test_a_celeba_count_line_that_is_not_ascii_digits_fails_naming_file_and_line(tmp_path, count_line):
+    from privtext.data.tabular import read_celeba
+
+    names = [f"Attr_{i}" for i in range(40)]
+    names[20], names[31] = "Male", "Smiling"
+    path = tmp_path / "list_attr_celeba.txt"
+    path.write_text("\n".join([count_line, " ".join(names), "000001.jpg " + " ".join(["1"] * 40)]) + "\n")
+    with pytest.raises(DatasetError, match=r"list_attr_celeba\.txt: line 1 "):
+        read_celeba(path, Quarantine())
+
+
+def _newsspace(*records: bytes) -> bytes:
+    return b'<?xml version="1.0"?>\n<all_news>\n' + b"\n".join(records) + b"\n</all_news>\n"
+
+
+GOOD_NEWS = [b"<source>AP</source><title>Chips %d</title><category>Business</category><description>Sales"
+             b"</description>" % i for i in range(3)]
+
+
+def test_an_ag_text_past_the_length_cap_is_quarantined_before_ner(tmp_path):
+    from privtext.data.ag import MAX_TEXT_CHARS
+
+    huge = b"<source>AP</source><title>Long</title><category>World</category><description>" + b"word " * 200_000 \
+        + b"</description>"
+    path = tmp_path / "newsspace200.xml"
+    path.write_bytes(_newsspace(GOOD_NEWS[0], huge, GOOD_NEWS[1]))
+    quarantine = Quarantine()
+    documents = read_ag_documents({"newsspace": path}, quarantine)
+    assert 1_000_000 <= len(b"word " * 200_000) and MAX_TEXT_CHARS < 1_000_000  # spaCy's E088 limit
+    assert quarantine.as_dict() == {"text_too_long": 1} and quarantine.examples[0]["line"] == 4
+    assert documents["text"].str.len().max() <= MAX_TEXT_CHARS and len(documents) == 2
+
+
+@pytest.mark.parametrize("tags", [8_000, 16_000])
+def test_unclosed_ag_tags_are_found_in_linear_time(tmp_path, tags):
+    bomb = b"<source>AP</source><title>t</title>" + b"<category>" * tags + b"<description>d</description>"
+    path = tmp_path / "newsspace200.xml"
+    path.write_bytes(_newsspace(GOOD_NEWS[0], bomb, GOOD_NEWS[1], GOOD_NEWS[2]))
+    quarantine = Quarantine()
+    documents, seconds = _cpu_seconds(lambda: read_ag_documents({"newsspace": path}, quarantine))
+    assert seconds < 1.0  # 2.8 s for 8,000 tags, x4 per doubling, with the lazy regex
+    assert quarantine.as_dict() == {"newsspace_unclosed_field": 1} and len(documents) == 3
+
+
+def test_a_blog_member_name_that_is_not_utf8_is_quarantined(tmp_path):
+    import tarfile
+
+    from privtext.data.blog import read_candidates
+
+    post = b"<Blog>\n<post>\nfootball goal match team score league\n</post>\n</Blog>\n"
+    path = tmp_path / "blogs.tar"
+    with tarfile.open(path, "w", encoding="utf-8", errors="surrogateescape") as archive:
+        for name in ("1001.male.15.Student.Aries.xml", "1002.male.16.Arts\udcff.Leo.xml"):  # byte 0xFF
+            info = tarfile.TarInfo(f"blogs/{name}")
+            info.size = len(post)
+            archive.addfile(info, io.BytesIO(post))
+    assert b"Arts\xff.Leo" in path.read_bytes()
+    quarantine = Quarantine()
+    candidates, _, _ = read_candidates(path, quarantine)
+    assert quarantine.as_dict() == {"undecodable_file_name": 1}
+    assert "\\udcff" in quarantine.examples[0]["detail"] and quarantine.examples[0]["file"] == "blogs.tar"
+    assert len(candidates) == 1
+    json.dumps(quarantine.examples, ensure_ascii=False).encode("utf-8")  # writable as the build writes it

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, split_frame
+from privtext.data.common import BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, split_frame
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,10 @@ def read_candidates(path: Path, quarantine: Quarantine) -> tuple[pd.DataFrame, C
     seen: set[str] = set()
     rows: list[tuple[str, str, int, int, int]] = []
     for name, data in iter_raw_files(path):
+        if has_lone_surrogate(name):  # a name byte that is not UTF-8, kept by tarfile and os as a surrogate escape,
+            # which no UTF-8 writer accepts: shown escaped, the archive as its file
+            quarantine.add("undecodable_file_name", path, None, ascii(name))
+            continue
         parsed = parse_file_name(name)
         if parsed is None:
             quarantine.add("bad_file_name", name, None, "expected <id>.<gender>.<age>.<industry>.<sign>.xml")

@@ -95,6 +95,18 @@ def has_lone_surrogate(text: str) -> bool:
     return _LONE_SURROGATE.search(text) is not None
 
 
+# ASCII digits only: str.isdigit() also takes "²", which int() refuses, and int() reads "١٩٨٠" as 1980
+_DECIMAL = re.compile(r"[0-9]{1,18}")
+
+
+def decimal_integer(text: str) -> int | None:
+    """``text`` (surrounding spaces allowed) as a non-negative integer of at most 18 ASCII digits, else None: a
+    raw record's number is checked by this pattern before ``int()``, which a superscript digit or a
+    5,000-digit string would make raise (or take time quadratic in the length)."""
+    match = _DECIMAL.fullmatch(text.strip())
+    return None if match is None else int(match.group())
+
+
 @dataclass
 class Quarantine:
     """Counts malformed raw records per reason and keeps the first few with their location.

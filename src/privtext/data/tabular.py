@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, split_frame
+from privtext.data.common import BuiltDataset, DatasetError, Quarantine, decimal_integer, split_frame
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def read_text(path: Path) -> str:
 def _celeba_header(lines: list[str], path: Path) -> tuple[int | None, list[str], int]:
     """(declared image count or None, attribute names, index of the first data line)."""
     first = lines[0].split() if lines else []
-    declared = int(first[0]) if len(first) == 1 and first[0].isdigit() else None
+    declared = decimal_integer(first[0]) if len(first) == 1 else None
     start = 1 if declared is not None else 0  # some copies lack the count line
     names = lines[start].split() if len(lines) > start else []
     missing = {CELEBA_LABEL, CELEBA_PRIVATE} - set(names)

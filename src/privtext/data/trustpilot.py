@@ -7,17 +7,17 @@ What is dropped, and where it is recorded (each user is counted once, under the 
 order gender, birth year, [geocodes], reviews):
 
 - ``quarantine`` (bad input, with file and 1-based line): ``undecodable_bytes``, ``unparseable_line``,
-  ``not_a_dict`` (a line or a review that is not a dict), ``missing_gender``, ``missing_birth_year`` (key
-  absent or None), ``missing_geocodes`` (tp_uk), ``no_reviews``, ``bad_gender`` (not 'F'/'M'),
-  ``bad_birth_year`` (not an integer in 1900..2020, or after the review), ``bad_rating`` (missing or not
-  1..5), ``empty_text``, ``bad_date`` (tp_us: no review year), ``bad_geocode`` (tp_uk: first geocode without
-  a valid lat/lng), ``wrong_type`` (a field of the wrong type, e.g. a list for ``gender`` or ``user_id``),
-  ``unencodable_text`` (text or user_id holding a lone surrogate, e.g. from a ``\\ud800`` escape, which no
-  UTF-8 writer accepts). Examples carry the ``field`` at fault. A missing or null required field is bad input
-  by the project's rule (issue #2), even though both papers silently skip such users; counting it keeps the
-  skip visible. ``missing_gender``, ``missing_birth_year`` and ``missing_geocodes`` are optional profile
-  fields that much of the corpus leaves out, so they are marked incomplete and not held against
-  ``max_quarantine_fraction``.
+  ``not_a_dict`` (a line or a review that is not a dict), ``missing_gender``, ``missing_birth_year`` (key absent
+  or None), ``missing_geocodes`` (tp_uk), ``no_reviews``, ``bad_gender`` (not 'F'/'M'), ``bad_birth_year`` (not an
+  integer of ASCII digits in 1900..2020, or after the review), ``bad_rating`` (missing or not 1..5),
+  ``empty_text``, ``bad_date`` (tp_us: no review year), ``bad_geocode`` (tp_uk: first geocode without a valid
+  lat/lng), ``wrong_type`` (a field of the wrong type, e.g. a list for ``gender`` or ``user_id``),
+  ``unencodable_text`` (text or user_id holding a lone surrogate, e.g. from a ``\\ud800`` escape, which no UTF-8
+  writer accepts), and, as a last resort, ``unexpected_value`` (any other ``ValueError`` a record raises).
+  Examples carry the ``field`` at fault. A missing or null required field is bad input by the project's rule
+  (issue #2), even though both papers silently skip such users; counting it keeps the skip visible.
+  ``missing_gender``, ``missing_birth_year`` and ``missing_geocodes`` are optional profile fields that much of the
+  corpus leaves out, so they are marked incomplete and not held against ``max_quarantine_fraction``.
 - ``filtered`` (the papers' documented selection, counted per user):
   ``age_between_<young_below>_and_<old_above>`` (tp_us).
 
@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 import pygeohash
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, short_repr, split_frame
+from privtext.data.common import (BuiltDataset, DatasetError, Quarantine, decimal_integer, has_lone_surrogate,
+                                  short_repr, split_frame)
 
 RATING_NAMES = ["1", "2", "3", "4", "5"]  # y = rating - 1
 GENDER_CODES = {"M": 0, "F": 1}
@@ -158,8 +159,8 @@ def _birth_year(user: Mapping) -> int:
         year = value
     elif isinstance(value, float) and value.is_integer():
         year = int(value)
-    elif isinstance(value, str) and value.strip().isdigit():
-        year = int(value)
+    elif isinstance(value, str):
+        year = decimal_integer(value)
     if year is None or not BIRTH_YEAR_RANGE[0] <= year <= BIRTH_YEAR_RANGE[1]:
         raise _Drop("bad_birth_year", f"birth_year {short_repr(value)}", field="birth_year")
     return year
@@ -231,7 +232,8 @@ def _check_user_id(user: Mapping) -> None:
 
 
 class _UniqueIds:
-    """``<dataset>:<user_id>``, or the line number when user_id is missing; repeats get ``@<line>``."""
+    """``<dataset>:<user_id>``, or the line number when user_id is missing; repeats get ``@<line>``, and a
+    repeat of that too (a user_id that is itself ``dup@63``) ``@<line>#<k>``: unique by construction."""
 
     def __init__(self, dataset: str) -> None:
         self.dataset, self.seen = dataset, set()
@@ -239,7 +241,10 @@ class _UniqueIds:
     def __call__(self, user: Mapping, line: int) -> str:
         user_id = user.get("user_id")
         base = f"{self.dataset}:{user_id}" if user_id not in (None, "") else f"{self.dataset}:line{line}"
-        uid = base if base not in self.seen else f"{base}@{line}"
+        uid, repeat = base, 0
+        while uid in self.seen:
+            repeat += 1
+            uid = f"{base}@{line}" if repeat == 1 else f"{base}@{line}#{repeat}"
         self.seen.add(uid)
         return uid
 
@@ -296,6 +301,9 @@ def build_tp_us(
             _check_user_id(user)
         except _Drop as drop:
             drop.record(quarantine, filtered, source, line)
+            continue
+        except ValueError as error:  # the last resort: a value no check foresaw costs its record, not the build
+            quarantine.add("unexpected_value", source, line, str(error))
             continue
         rows.append({"id": make_id(user, line), **row})
     frame = _require_rows(rows, path, quarantine, filtered)
@@ -383,6 +391,9 @@ def build_tp_uk(
                 _check_user_id(user)
         except _Drop as drop:
             drop.record(quarantine, filtered, source, line)
+            continue
+        except ValueError as error:  # the last resort, as in tp_us
+            quarantine.add("unexpected_value", source, line, str(error))
             continue
         for drop in bad_reviews:
             drop.record(quarantine, filtered, source, line)
