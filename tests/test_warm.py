@@ -141,3 +141,100 @@ def test_a_server_that_closes_before_forking_leaves_the_job_to_run_in_its_own_pr
     listener.close()
     assert result.returncode == 5
     assert result.stdout == f"ran in own process {tmp_path} left torch not imported\n"
+
+
+# --- Issue 43: nothing a client does stalls the server; a job never waits without limit --------------------------
+
+@pytest.fixture
+def bare_server(tmp_path):
+    """A warm server without preloads, its socket and its pid."""
+    path = tmp_path / "socket"
+    server = subprocess.Popen([sys.executable, "-c", "import sys; from privtext.runtime.warm import serve; "
+                               "serve(sys.argv[1], preload=())", str(path)])
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    yield path, server.pid
+    server.terminate()
+    server.wait()
+
+
+def _open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_a_request_cut_short_or_malformed_is_dropped_and_the_next_job_still_runs(tmp_path, bare_server):
+    import socket
+    import struct
+
+    path, pid = bare_server
+    (tmp_path / "job.py").write_text(JOB)
+    job = dict(cwd=tmp_path, capture_output=True, text=True, timeout=60, env={**os.environ, SOCKET_ENV: str(path)})
+    assert subprocess.run([sys.executable, "job.py"], **job).stdout.startswith("ran in worker")
+    before = _open_fds(pid)
+    for message, fds in ((struct.pack("!I", 100) + b"0123456789", []),  # says 100 bytes, sends 10, closes
+                         (b"", []), (struct.pack("!I", 5) + b"{bad", []),
+                         (struct.pack("!I", 8) + b"not json", [0, 1, 2]),  # bad JSON with descriptors
+                         (struct.pack("!I", 2) + b"{}", [0, 1, 2])):  # JSON that is not a job's request
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(str(path))
+        if fds:
+            socket.send_fds(client, [message], fds)
+        else:
+            client.sendall(message)
+        client.close()
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "job.py"], **{**job, "env": {**job["env"], "CODE": "4"}})
+    assert result.returncode == 4 and result.stdout.startswith("ran in worker")
+    assert time.monotonic() - started < 10  # no request held the server
+    assert _open_fds(pid) == before  # the descriptors of the dropped requests are closed
+
+
+def test_a_stalled_client_holds_the_server_only_for_its_request_limit(tmp_path, bare_server, monkeypatch):
+    import socket
+
+    from privtext.runtime import warm
+
+    path, _ = bare_server
+    (tmp_path / "job.py").write_text(JOB)
+    staller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    staller.connect(str(path))  # connects, sends nothing, keeps the connection open
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, SOCKET_ENV: str(path)})
+    staller.close()
+    assert result.stdout.startswith("ran in worker")
+    assert time.monotonic() - started < warm.REQUEST_SECONDS + 10
+
+
+def test_a_job_without_a_worker_in_time_runs_in_its_own_process_and_never_twice(tmp_path):
+    """A server that answers after the job gave up gets no go-ahead: its worker would run nothing."""
+    import socket
+    import threading
+
+    (tmp_path / "job.py").write_text(JOB)
+    path = str(tmp_path / "socket")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    after_late_start: list[bytes] = []
+
+    def answer_late() -> None:
+        connection, _ = listener.accept()
+        time.sleep(3)  # past the job's 1 s
+        try:
+            connection.sendall(b"S")
+            after_late_start.append(connection.recv(1))
+        except OSError:
+            after_late_start.append(b"")
+        connection.close()
+
+    server = threading.Thread(target=answer_late)
+    server.start()
+    result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, SOCKET_ENV: path, "PRIVTEXT_WARM_START_SECONDS": "1", "CODE": "6"})
+    server.join()
+    listener.close()
+    assert result.returncode == 6 and result.stdout.startswith("ran in own process")
+    assert "no worker started within 1 s" in result.stderr
+    assert after_late_start == [b""]  # no go-ahead: the late worker would have run nothing

@@ -16,6 +16,11 @@ the same inputs, with the thread counts the job sets itself (privtext.runtime.th
 Lifetimes are tied together: a worker whose job process dies (Snakemake killing a job, SIGKILL included)
 kills itself at once, and a worker that dies without reporting (a crash, the OOM killer) fails its job.
 The server exits with its command, or after ``IDLE_SECONDS`` without a job, or when its parent is gone.
+
+Nothing a client does stalls the server: a request is read within ``REQUEST_SECONDS`` (a connection that stops
+mid-request or closes early is dropped, with the descriptors it passed), and is checked before a worker forks.
+A job that gets no worker within ``START_SECONDS`` (``PRIVTEXT_WARM_START_SECONDS``) says why on its stderr
+and runs in its own process; a worker starts the job only on the job's go-ahead, so a job is never run twice.
 Snakemake's benchmark files still hold each job's wall seconds; its CPU and memory columns then count only
 the waiting process.
 
@@ -50,8 +55,13 @@ PRELOAD = ("torch", "snakemake.script", "safetensors.torch", "privtext.jobs.trai
            "privtext.methods", "privtext.attack.attackers", "privtext.measures.mdl", "privtext.claims.attackers",
            "privtext.standins.allocator", "sklearn.linear_model", "privtext.attack.identification", "sacrebleu",
            "rapidfuzz.distance", "rouge_score.tokenize")
+START_ENV = "PRIVTEXT_WARM_START_SECONDS"
+START_SECONDS = 120.0  # a job's wait for its worker: the server answers at once, once its imports are done
+REQUEST_SECONDS = 10.0  # the server's limit on reading one request (an environment of a few KiB)
+MAX_REQUEST_BYTES = 64 << 20
 _HEADER = struct.Struct("!I")
 _STARTED = b"S"  # a worker's first byte to its job process; its exit status follows
+_GO = b"G"  # the job process's answer: it waits for this worker (it has not given up and run alone)
 _FAILED = 1
 
 _report_to: socket.socket | None = None  # a worker's connection to its job process
@@ -73,14 +83,23 @@ def delegate() -> None:
                           "env": dict(os.environ)}).encode()
     sys.stdout.flush()
     sys.stderr.flush()
+    wait = float(os.environ.get(START_ENV, START_SECONDS))
+    connection.settimeout(wait)
     try:
         socket.send_fds(connection, [_HEADER.pack(len(request)) + request], [0, 1, 2])
         started = connection.recv(1)
+        if started == _STARTED:
+            connection.sendall(_GO)  # from here on this process waits for the worker, however long the job
+    except socket.timeout:
+        print(f"privtext.runtime.warm: no worker started within {wait:g} s ({START_ENV}); running this job in "
+              "its own process", file=sys.stderr, flush=True)
+        started = b""
     except OSError:
         started = b""
     if started != _STARTED:  # the server went away before forking a worker (e.g. its idle exit): run here
         connection.close()
         return
+    connection.settimeout(None)
     try:
         status = connection.recv(1)  # the worker's exit status, or nothing if it died without one
     except OSError:
@@ -118,14 +137,15 @@ def serve(path: str | Path, preload: Sequence[str] = PRELOAD, idle_seconds: floa
             idle += 5.0
             continue
         idle = 0.0
+        fds: list[int] = []
         try:
+            connection.settimeout(REQUEST_SECONDS)
             message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
-            size, = _HEADER.unpack_from(message)
-            while len(message) < _HEADER.size + size:
-                message += connection.recv(1 << 20)
-            request = json.loads(message[_HEADER.size:_HEADER.size + size])
-        except (OSError, ValueError, struct.error):
+            request = _read_request(connection, message, fds)
+        except (OSError, ValueError, struct.error):  # cut short, stalled, malformed: drop it, close what it sent
             connection.close()
+            for fd in fds:
+                os.close(fd)
             continue
         if os.fork() == 0:
             server.close()
@@ -135,9 +155,38 @@ def serve(path: str | Path, preload: Sequence[str] = PRELOAD, idle_seconds: floa
             os.close(fd)
 
 
+def _read_request(connection: socket.socket, message: bytes, fds: Sequence[int]) -> dict:
+    """The rest of a request whose first bytes are ``message``, checked; OSError or ValueError if the connection
+    closes or stalls first (an empty ``recv`` is a close), or the request is not one a job sends."""
+    if len(message) < _HEADER.size:
+        raise ConnectionError("closed before its request")
+    size, = _HEADER.unpack_from(message)
+    if size > MAX_REQUEST_BYTES:
+        raise ValueError(f"a request of {size} bytes")
+    while len(message) < _HEADER.size + size:
+        chunk = connection.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("closed mid-request")
+        message += chunk
+    request = json.loads(message[_HEADER.size:_HEADER.size + size])
+    if (len(fds) != 3 or not isinstance(request, dict) or not isinstance(request.get("script"), str)
+            or not isinstance(request.get("cwd"), str) or not isinstance(request.get("env"), dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in request["env"].items())):
+        raise ValueError("not a job's request")
+    return request
+
+
 def _work(connection: socket.socket, fds: Sequence[int], request: dict) -> None:
     """In a forked worker: become the job (streams, folder, environment, argv), run its script, report."""
     global _report_to
+    try:
+        connection.sendall(_STARTED)
+        go = connection.recv(1)
+    except OSError:
+        go = b""
+    if go != _GO:  # the job process gave up waiting and runs in its own process: run nothing
+        os._exit(0)
+    connection.settimeout(None)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the job may wait for processes of its own
     for target, fd in zip((0, 1, 2), fds):
         os.dup2(fd, target)
@@ -148,7 +197,6 @@ def _work(connection: socket.socket, fds: Sequence[int], request: dict) -> None:
     os.environ[WORKER_ENV] = "1"
     sys.argv = [request["script"]]
     _report_to = connection
-    connection.sendall(_STARTED)
 
     def die_with_job() -> None:
         while connection.recv(1):  # the job process sends nothing: this returns b"" when it is gone
