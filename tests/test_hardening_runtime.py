@@ -68,6 +68,23 @@ def test_a_truncated_attack_cache_is_a_miss_and_the_attack_is_recomputed(demo_po
     assert _scores(recomputed) == _scores(published)
 
 
+def test_a_failed_attack_cache_write_leaves_no_partial_file_and_the_old_file_whole(tmp_path, monkeypatch):
+    """Issue 43: the temporary file of a write that fails (here the rename, as a full disk fails it) is removed."""
+    from privtext.jobs import attack_cache
+
+    attack_cache.store(tmp_path, {"attributes": ({"k": 1}, {"accuracy": 0.5})})
+    before = sorted(tmp_path.iterdir())
+
+    def refuse(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(attack_cache.os, "replace", refuse)
+    with pytest.raises(OSError, match="No space"):
+        attack_cache.store(tmp_path, {"attributes": ({"k": 2}, {"accuracy": 0.9})})
+    assert sorted(tmp_path.iterdir()) == before  # no .partial left
+    assert attack_cache.stored(tmp_path, {"attributes": {"k": 1}}) == {"attributes": {"accuracy": 0.5}}
+
+
 def test_a_changed_label_reruns_the_attack_even_with_byte_identical_releases(demo_point, tmp_path):
     root, features = demo_point
     data = tmp_path / "data"
@@ -252,7 +269,8 @@ def test_deterministic_asks_torch_for_deterministic_cuda_kernels_and_leaves_the_
 
 def test_encoder_revision_is_validated_by_the_schema():
     assert load_config()["encoder"]["revision"] is None
-    assert load_config(overrides={"encoder": {"revision": "v1.0"}})["encoder"]["revision"] == "v1.0"
+    tagged = load_config(overrides={"encoder": {"name": "org/model", "revision": "v1.0"}})
+    assert tagged["encoder"]["revision"] == "v1.0"  # a Hub id's tag; minilm's revision is a sha256
     with pytest.raises(ConfigError, match="encoder.revision"):
         load_config(overrides={"encoder": {"revision": 3}})
 

@@ -70,13 +70,18 @@ def discard(run_dir: str | Path) -> None:
 
 def store(run_dir: str | Path, parts: Mapping[str, tuple[dict[str, Any], Any]]) -> None:
     """Keep attack results, part name → (key, JSON-ready result), for the attack job to publish; no parts:
-    the train job attacked nothing. Written to a temporary file and renamed, so the file is whole or absent."""
+    the train job attacked nothing. Written to a temporary file and renamed, so the file is whole or absent, and
+    the temporary file removed if the write fails."""
     run_dir = Path(run_dir)
     text = json.dumps({name: {"key": key, "result": result} for name, (key, result) in parts.items()}) + "\n"
-    with tempfile.NamedTemporaryFile("w", dir=run_dir, prefix=f".{PRECOMPUTED}.", suffix=".partial",
-                                     delete=False) as handle:
-        handle.write(text)
-    os.replace(handle.name, run_dir / PRECOMPUTED)
+    descriptor, partial = tempfile.mkstemp(dir=run_dir, prefix=f".{PRECOMPUTED}.", suffix=".partial")
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+        os.replace(partial, run_dir / PRECOMPUTED)
+    except BaseException:  # a failed write (a full disk, an interrupt) leaves no partial file behind
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 def stored(run_dir: str | Path, keys: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
