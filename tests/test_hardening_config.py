@@ -225,3 +225,53 @@ def test_privtext_imported_from_another_checkout_is_refused(tmp_path, monkeypatc
     output = _refused_before_any_job(run_snakemake(tmp_path / "work", CONFIG, None, "-n", check=False))
     assert f"privtext is imported from '{other / 'src' / 'privtext'}'" in output
     assert f"expected this workflow's '{PROJECT_ROOT / 'src' / 'privtext'}'" in output
+
+
+# --- Issue 43, item 3: what a job would refuse is refused while the workflow is parsed ------------------------------
+
+ADV_CONFIG = {"datasets": ["demo"], "run_studies": ["s"],
+              "studies": {"s": {"datasets": ["demo"], "seeds": [10], "methods": {"adv": {"lambda": [1.0]}}}}}
+
+
+@pytest.mark.parametrize("setting, expected", [
+    ("max_quarantine_fraction=nan", "invalid config key 'max_quarantine_fraction': nan is not a finite number"),
+    ("studies={s: {datasets: [demo], seeds: [10], methods: {dpnr: {epsilon: [.inf]}}}}",
+     "invalid config key 'studies.s.methods.dpnr.epsilon.0': inf is not a finite number"),
+    ("studies={s: {datasets: [demo], seeds: [10], methods: {dpnr: {epsilon: [.nan]}}}}",
+     "invalid config key 'studies.s.methods.dpnr.epsilon.0': nan is not a finite number"),
+    ("demo={strong_strength: 0.8, weak_strength: 0.5}",
+     "invalid config key 'demo': strong_strength (0.8) + weak_strength (0.5) is 1.3"),
+    ("encoder={name: ./no_such_model}",
+     "invalid config key 'encoder.name': './no_such_model' is written as a path but is not a folder"),
+    ('encoder={revision: "not a sha"}',
+     "invalid config key 'encoder.revision': 'not a sha' for encoder 'minilm'; expected the sha256"),
+    ("encoder={name: org/model, revision: 'main; rm'}",
+     "invalid config key 'encoder.revision': 'main; rm' for encoder 'org/model'; expected a commit, tag or branch"),
+    ("datasets=demo", "invalid config key 'datasets': 'demo' is not a list: write [demo] for a list of one (the "
+                      "only string this key takes is 'auto')"),
+    ("attack={attackers: mlp}", "invalid config key 'attack.attackers': 'mlp' is not a list: write [mlp] for a "
+                                "list of one (the only string this key takes is 'claims')"),
+])
+def test_a_setting_its_job_would_refuse_is_refused_by_a_dry_run(tmp_path, setting, expected):
+    result = run_snakemake(tmp_path, CONFIG, None, "-n", "--config", setting, check=False)
+    assert expected in _refused_before_any_job(result)
+
+
+def test_a_method_attribute_that_is_not_the_dataset_s_is_refused_by_a_dry_run(tmp_path):
+    result = run_snakemake(tmp_path, ADV_CONFIG, None, "-n", "--config", "methods={adv: {attributes: [nosuch]}}",
+                           check=False)
+    output = _refused_before_any_job(result)
+    assert "invalid config key 'methods.adv.attributes': ['nosuch'] are not private attributes of 'demo'" in output
+    good = run_snakemake(tmp_path, ADV_CONFIG, None, "-n", "--config", "methods={adv: {attributes: [strong]}}",
+                         check=False)
+    assert _planned_jobs(good)["train"] == 1
+
+
+def test_finite_numbers_and_well_formed_revisions_still_pass(tmp_path):
+    from privtext.encoding.encoders import MINILM_REVISION
+
+    assert load_config(overrides={"encoder": {"revision": MINILM_REVISION}})["encoder"]["revision"] == MINILM_REVISION
+    hub = load_config(overrides={"encoder": {"name": "org/model", "revision": "v1.0"}})["encoder"]
+    assert hub["revision"] == "v1.0"
+    assert load_config(overrides={"encoder": {"name": str(tmp_path)}})["encoder"]["name"] == str(tmp_path)
+    assert load_config(overrides={"demo": {"strong_strength": 0.6, "weak_strength": 0.4}})["demo"]["weak_strength"] == 0.4

@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from privtext.runtime.devices import autocast, autocast_dtype, resolve_device
-from privtext.encoding.names import DEFAULT_ENCODER, is_local_folder
+from privtext.encoding.names import DEFAULT_ENCODER, FOLDER_REVISION_PATTERN, is_local_folder
 from privtext.runtime.provenance import sha256_bytes, sha256_file
 from privtext.runtime.threads import limited_threads
 
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 # commit, so its files are the revision: another package version fails to load instead of silently
 # changing every feature.
 MINILM_REVISION = "f94c6d4ba4a9d56144bfee12caef9d85dc1370931712814b26dcee41673ee1e4"
-FOLDER_REVISION = re.compile(r"[0-9a-f]{64}")
+FOLDER_REVISION = re.compile(FOLDER_REVISION_PATTERN)
 
 
 class EncoderError(RuntimeError):

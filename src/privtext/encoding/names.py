@@ -6,6 +6,7 @@ from pathlib import Path
 
 TABULAR_ENCODER = "features"  # tabular datasets: their feature columns, no text encoder
 DEFAULT_ENCODER = "minilm"  # the offline default text encoder (privtext.encoding.encoders loads it)
+FOLDER_REVISION_PATTERN = r"[0-9a-f]{64}"  # a folder's revision (minilm's too): the sha256 of its files
 
 
 def is_local_folder(name: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from privtext.encoding.names import DEFAULT_ENCODER, FOLDER_REVISION_PATTERN, is_local_folder
 from privtext.plan.grid import ENCODER_NAME_PATTERN, NAME_PATTERN, encoder_slug
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -171,13 +172,48 @@ def coerce_command_line_values(config: dict) -> dict:
 def validate_config(config: dict) -> dict:
     """Validate ``config`` in place against the schema, fill defaults, then run :func:`check_config`."""
     coerce_command_line_values(config)
-    validator = _validator_filling_defaults()(load_schema())
+    _refuse_non_finite(config, ())
+    schema = load_schema()
+    validator = _validator_filling_defaults()(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         key = ".".join(str(p) for p in error.absolute_path) or "<top level>"
-        raise ConfigError(f"invalid config key '{key}': {error.message}")
+        raise ConfigError(f"invalid config key '{key}': {_list_hint(error, schema) or error.message}")
     check_config(config)
     return config
+
+
+def _refuse_non_finite(value: Any, path: tuple) -> None:
+    """NaN and infinity pass JSON Schema's ranges (every comparison with NaN is false): refuse them anywhere."""
+    if isinstance(value, float) and not math.isfinite(value):
+        key = ".".join(str(p) for p in path) or "<top level>"
+        raise ConfigError(f"invalid config key '{key}': {value} is not a finite number")
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _refuse_non_finite(item, (*path, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_non_finite(item, (*path, index))
+
+
+def _list_hint(error: jsonschema.exceptions.ValidationError, schema: dict) -> str | None:
+    """For a string where a key takes a list or one special string (``datasets: demo``, ``attackers: mlp``),
+    say so, instead of jsonschema's "'auto' was expected" or "does not match '^claims$'"."""
+    if error.validator not in ("const", "pattern") or not isinstance(error.instance, str):
+        return None
+    path = list(error.absolute_schema_path)
+    for cut in range(len(path) - 1, 0, -1):
+        if path[cut] in ("items", "prefixItems", "properties", "additionalProperties"):
+            return None  # the string is an item or a property, not the key's own value
+        node: Any = schema
+        for step in path[:cut]:
+            node = (_resolve(node, schema) if isinstance(node, dict) else node)[step]
+        node = _resolve(node, schema)
+        if "array" in _types(node):
+            special = error.validator_value if error.validator == "const" else error.validator_value.strip("^$")
+            return (f"{error.instance!r} is not a list: write [{error.instance}] for a list of one (the only "
+                    f"string this key takes is {special!r})")
+    return None
 
 
 # Config keys that name folders or files (raw_dir is inside the project by default, the others usually not).
@@ -219,7 +255,9 @@ def _check_split(key: str, split: dict) -> None:
 
 
 def check_config(config: dict[str, Any]) -> None:
-    """Checks beyond the schema: split ratios sum to 1, given folders exist, the encoder has a folder name."""
+    """Checks beyond the schema: split ratios sum to 1, given folders exist, the encoder has a folder name (and
+    names an existing folder where it is written as a path) and a revision of its kind's form, demo's cue
+    strengths sum to at most 1."""
     for block_name, block in config.items():
         if isinstance(block, dict) and isinstance(block.get("split"), dict):
             _check_split(f"{block_name}.split", block["split"])
@@ -238,6 +276,32 @@ def check_config(config: dict[str, Any]) -> None:
             encoder_slug(encoder)
         except ValueError as error:
             raise ConfigError(f"invalid config key 'encoder.name': {error}") from None
+        _check_encoder(encoder, config["encoder"].get("revision"))
+    demo = config.get("demo")
+    if isinstance(demo, dict) and demo.get("strong_strength", 0) + demo.get("weak_strength", 0) > 1:
+        raise ConfigError(
+            f"invalid config key 'demo': strong_strength ({demo['strong_strength']}) + weak_strength "
+            f"({demo['weak_strength']}) is {demo['strong_strength'] + demo['weak_strength']:g}; a word slot carries "
+            "one cue at most, so they must sum to at most 1")
+
+
+HUB_REVISION_PATTERN = r"[A-Za-z0-9._/-]{1,255}"  # a commit, tag or branch name
+
+
+def _check_encoder(name: str, revision: str | None) -> None:
+    """An encoder name written as a path names an existing folder; its revision has the form its kind takes."""
+    local = name == DEFAULT_ENCODER or is_local_folder(name)
+    if name != DEFAULT_ENCODER and local and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"invalid config key 'encoder.name': {name!r} is written as a path but is not a folder; "
+                          "expected a local model folder, or a Hugging Face id such as 'org/model'")
+    if revision is None:
+        return
+    pattern = FOLDER_REVISION_PATTERN if local else HUB_REVISION_PATTERN
+    if not re.fullmatch(pattern, revision):
+        expected = ("the sha256 of the encoder's files (64 lowercase hex digits, as meta.json records it in "
+                    "encoder_files_sha256)" if local else "a commit, tag or branch name")
+        raise ConfigError(f"invalid config key 'encoder.revision': {revision!r} for encoder {name!r}; expected "
+                          f"{expected}")
 
 
 def check_import_path(workflow_src: str | Path) -> None:

@@ -183,6 +183,7 @@ def study_points(
             encoders = dict.fromkeys(encoder + FINETUNE_SUFFIX if on and encoder != TABULAR_ENCODER else encoder
                                      for on in finetune)
             targets = targeted_attributes(value_lists.get(TARGET), dataset, method, attributes_for)
+            check_method_attributes((overrides.get(method) or {}).get("attributes"), dataset, method, attributes_for)
             for encoder_segment, values, target in itertools.product(encoders, itertools.product(*lists), targets):
                 params = tuple((name, format_value(value)) for name, value in zip(names, values))
                 params += ((TARGET, target),) if target is not None else ()
@@ -210,6 +211,22 @@ def targeted_attributes(
             raise ValueError(f"{method}: target {name!r} is not a private attribute of {dataset!r} "
                              f"({', '.join(known)}); target: [{EACH_ATTRIBUTE}] takes each dataset's own")
     return list(dict.fromkeys(names))
+
+
+def check_method_attributes(chosen: Sequence[str] | None, dataset: str, method: str,
+                            attributes_for: Callable[[str], Sequence[str]] | None) -> None:
+    """A method's ``attributes`` setting (the attributes its adversaries see) names private attributes of every
+    dataset it runs on, where their names are known before the dataset is built (as ``target`` is checked)."""
+    if chosen is None or attributes_for is None:
+        return
+    try:
+        known = list(attributes_for(dataset))
+    except ValueError:  # a dataset whose names are known only once built: its train job checks them
+        return
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise ValueError(f"invalid config key 'methods.{method}.attributes': {unknown} are not private attributes "
+                         f"of {dataset!r}; expected some of {known} (or null: every one)")
 
 
 def unique(points: Iterable[GridPoint]) -> list[GridPoint]:
