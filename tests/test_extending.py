@@ -179,10 +179,23 @@ def build(inputs: Mapping, options: Mapping[str, Any], seed: int, quarantine: Qu
 '''
 
 
+def _add_attribute_names(project: Path, line: str) -> None:
+    """Step 4: the dataset's private attribute names."""
+    _add_entry(project / "src/privtext/data/attributes.py", "FIXED_NAMES: dict[str, tuple[str, ...]] = {", line)
+
+
+# The project's own checks over every dataset of the registry, run on the extended copy.
+DATASET_CHECKS = ("tests/test_baselines.py", "tests/test_claims_attackers.py",
+                  "tests/test_hardening_config.py::test_registry_names_match_the_name_pattern_that_wildcards_and_schema_use")
+
+
 def test_a_new_synthetic_dataset_is_one_builder_and_one_registry_line(project, tmp_path):
-    # Steps 1 and 2; a synthetic dataset has no raw-file layout (step 3), and its options block is optional (step 4).
+    # Steps 1, 2 and 4; a synthetic dataset has no raw-file layout (step 3), and its options block is optional
+    # (step 5).
     (project / "src/privtext/data/coins.py").write_text(SYNTHETIC_BUILDER)
     _add_entry(project / "src/privtext/data/__init__.py", "BUILDERS: dict[str, str] = {", '"coins": "privtext.data.coins:build",')
+    _add_attribute_names(project, '"coins": ("hand",),')
+    _pytest(project, *DATASET_CHECKS)
 
     # Every dataset is available (datasets: auto), so a plain dry run builds it and a study on `auto` trains on it...
     assert "results/data/coins/meta.json" in _succeeded(_snakemake(project, tmp_path / "work", {}, "-n"))
@@ -201,6 +214,8 @@ def test_a_new_dataset_with_raw_files_says_which_file_is_missing_and_builds_once
     # Step 3: its raw-file layout (role -> path under raw_dir or data_mirror); it has no download.
     _add_entry(project / "src/privtext/data/sources.py", "LAYOUTS: dict[str, list[Layout]] = {",
                '"survey": [Layout("csv", {"answers": "survey/answers.csv"})],')
+    _add_attribute_names(project, '"survey": ("region",),')
+    _pytest(project, *DATASET_CHECKS)
     raw_dir = tmp_path / "raw"
     config = {"datasets": ["survey"], "raw_dir": str(raw_dir), **_study("survey", {"nonpriv": {}})}
 

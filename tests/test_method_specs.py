@@ -118,22 +118,27 @@ def _readme_example(marker: str) -> str:
 
 
 def test_the_readme_worked_example_adds_a_method_with_one_file_and_one_registry_line(monkeypatch):
+    from conftest import PROJECT_ROOT
+
     module = {}
-    exec(compile(_readme_example("# src/privtext/methods/dpnr_calibrated.py"), "dpnr_calibrated.py", "exec"), module)
+    exec(compile(_readme_example("# src/privtext/methods/dpnr_deep.py"), "dpnr_deep.py", "exec"), module)
     spec = module["SPEC"]
+    # a method that does not exist yet: copied as written, the example overwrites nothing
+    assert spec.name not in METHODS and not (PROJECT_ROOT / "src/privtext/methods/dpnr_deep.py").exists()
     monkeypatch.setitem(METHODS, spec.name, spec)  # the registry line
     config = load_config(overrides={
-        "methods": {"dpnr_calibrated": {"lr": 1e-4}},
-        "studies": {"calibrated": {"datasets": ["demo"], "methods": {"dpnr_calibrated": {"epsilon": [1, 8]}}}},
-        "run_studies": ["calibrated"],
+        "methods": {"dpnr_deep": {"lr": 1e-4}},
+        "studies": {"deep": {"datasets": ["demo"], "methods": {"dpnr_deep": {"epsilon": [1, 8]}}}},
+        "run_studies": ["deep"],
     })
-    points = study_points(config["studies"]["calibrated"], datasets=["demo"], encoder_for=lambda d: "minilm",
+    points = study_points(config["studies"]["deep"], datasets=["demo"], encoder_for=lambda d: "minilm",
                           specs=METHODS, overrides=config["methods"])
     assert [p.run_dir for p in points] == [
-        f"results/runs/demo/minilm/dpnr_calibrated/mu~0/epsilon~{e}/seed~10" for e in (1, 8)]
-    model = build_method("dpnr_calibrated", {**config["methods"]["dpnr_calibrated"], "epsilon": 8},
+        f"results/runs/demo/minilm/dpnr_deep/mu~0/epsilon~{e}/seed~10" for e in (1, 8)]
+    model = build_method("dpnr_deep", {**config["methods"]["dpnr_deep"], "epsilon": 8},
                          input_dim=4, n_classes=2, attribute_sizes={"z": 2}, seed=0)
-    assert model.privacy_layer == ("minmax_calibrated", 8.0) and model.params["lr"] == 1e-4
+    assert model.privacy_layer == ("minmax", 8.0) and model.params["lr"] == 1e-4
+    assert model.params["encoder_hidden"] == [256]
 
 
 def test_a_new_grid_parameter_is_its_spec_only(monkeypatch):
