@@ -68,3 +68,44 @@ def test_fairness_report_for_a_multiclass_task_uses_grms():
     assert report["headline_metric"] == "grms" and "tpr_gap" not in gender
     assert gender["fairness"] == pytest.approx(math.sqrt(0.125))
     assert gender["tpr_gap_per_class"] == {"0": 0.5, "1": 0.0}
+
+
+# --- held to fairlearn (issue 43): the same predictions, every group holding every class -------------------------
+
+def _predictions(seed: int, n_classes: int, n_groups: int, n: int = 600):
+    rng = np.random.default_rng(seed)
+    groups = np.arange(n) % n_groups  # every group in every class: no empty cell, where the rules agree
+    y_true = (np.arange(n) // n_groups) % n_classes
+    y_pred = np.where(rng.random(n) < 0.3 + 0.1 * groups, rng.integers(0, n_classes, n), y_true)
+    return y_true, y_pred, groups
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("n_groups", [2, 3])
+def test_subgroup_accuracy_and_the_tpr_gap_are_fairlearn_s(seed, n_groups):
+    from fairlearn.metrics import MetricFrame, true_positive_rate
+    from sklearn.metrics import accuracy_score
+
+    y_true, y_pred, groups = _predictions(seed, 2, n_groups)
+    frame = MetricFrame(metrics={"accuracy": accuracy_score, "tpr": true_positive_rate}, y_true=y_true,
+                        y_pred=y_pred, sensitive_features=groups)
+    ours = fairness.subgroup_accuracy(y_true, y_pred, groups)
+    assert {int(g): v["accuracy"] for g, v in ours["per_group"].items()} == pytest.approx(
+        frame.by_group["accuracy"].to_dict())
+    assert ours["gap"] == pytest.approx(frame.difference(method="between_groups")["accuracy"])
+    assert fairness.tpr_gap(y_true, y_pred, groups) == pytest.approx(frame.difference(method="between_groups")["tpr"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grms_is_the_rms_of_fairlearn_s_per_class_recall_gaps(seed):
+    from fairlearn.metrics import MetricFrame
+    from sklearn.metrics import recall_score
+
+    n_classes = 4
+    y_true, y_pred, groups = _predictions(seed, n_classes, 3)
+    gaps = []
+    for cls in range(n_classes):
+        frame = MetricFrame(metrics=lambda t, p, c=cls: recall_score(t == c, p == c), y_true=y_true, y_pred=y_pred,
+                            sensitive_features=groups)
+        gaps.append(frame.difference(method="between_groups"))
+    assert fairness.grms(y_true, y_pred, groups) == pytest.approx(math.sqrt(np.mean(np.square(gaps))))

@@ -388,3 +388,21 @@ def test_a_real_trend_is_still_shown() -> None:
                .outcome == "holds" for _ in range(200))
     print(f"a trend of −2 points per swept value: holds in {held / 200:.3f} of 200 studies")
     assert held / 200 >= 0.9
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("level", [0.01, 0.05, 0.1])
+def test_holm_is_statsmodels_multipletests(seed, level):
+    """Issue 43: the hand-written Holm step held to statsmodels' on the same p-values (NaN ones left out, which
+    statsmodels does not take and holm never rejects)."""
+    from statsmodels.stats.multitest import multipletests
+
+    from privtext.measures.multiple_testing import holm
+
+    rng = np.random.default_rng(seed)
+    p_values = np.concatenate([rng.uniform(0, 0.02, 6), rng.uniform(0, 1, 14)])  # some rejected, most not
+    p_values[[3, 7]] = p_values[[2, 6]]  # ties
+    expected = multipletests(p_values, alpha=level, method="holm")[0]
+    assert holm(list(p_values), level) == list(expected)
+    with_nan = [*p_values, float("nan")]
+    assert holm(with_nan, level) == [*expected, False]

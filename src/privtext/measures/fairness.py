@@ -12,8 +12,9 @@ skipped for that class; a class with fewer than two non-empty groups has no gap 
 mean (it neither adds 0 nor counts in the denominator). If no class has a gap, GRMS and TPR-gap are 0.0.
 Nothing here returns NaN.
 
-These are hand-written rather than taken from fairlearn/fairlib, which are not dependencies, and because
-the empty-cell rule must be explicit.
+These are hand-written rather than taken from fairlearn/fairlib (fairlearn is a test dependency only), because
+the empty-cell rule must be explicit; tests/test_fairness.py holds them to fairlearn's ``MetricFrame`` on
+predictions without empty cells, where the two rules agree.
 """
 
 from __future__ import annotations

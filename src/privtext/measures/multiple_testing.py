@@ -8,8 +8,8 @@ from typing import Sequence
 
 def holm(p_values: Sequence[float], level: float) -> list[bool]:
     """Which hypotheses Holm's step-down procedure rejects at family-wise ``level`` (NaN p-values never are).
-    Written out because scipy has no Holm and statsmodels is not a dependency; checked against the procedure's
-    definition on hand cases in tests/test_inference.py."""
+    Written out because scipy has no Holm and statsmodels, a test dependency only, would be a heavy runtime one;
+    tests/test_inference.py holds it to statsmodels' ``multipletests(method="holm")`` and to hand cases."""
     order = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
     rejected = [False] * len(p_values)
     for rank, (p, i) in enumerate(order):
