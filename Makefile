@@ -31,7 +31,7 @@ CONFIG_OVERRIDES += $(call shell_word,published_results=$(SHARED)/paper_results/
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit claims claims-finetune claims-full test test-slurm install dryrun lint clean
+.PHONY: run audit claims claims-finetune claims-full test test-slurm install dryrun lint licences format-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -96,6 +96,14 @@ dryrun: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
+
+# .ci/run's checks beyond the tests: every installed package's licence against MIT (.ci/licences.py, with its
+# reviewed weak-copyleft list), and the workflow files formatted as snakefmt writes them (fix: snakefmt Snakefile rules/)
+licences: $(STAMP)
+	$(BIN)/python .ci/licences.py
+
+format-check: $(STAMP)
+	$(BIN)/snakefmt --check Snakefile rules/
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
