@@ -24,9 +24,9 @@ include: "rules/claims.smk"
 
 
 rule all:
+    default_target: True
     input:
         final_outputs(),
-    default_target: True
 
 
 # `make audit`: every table and figure of the ε audit (docs/audit.md)

@@ -11,12 +11,12 @@ rule runs_table:
     log:
         "results/logs/tables/studies/{study}_runs.log",
     localrule: True  # seconds of work on saved results: not worth a queue wait
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/runs_table.py"
 
@@ -39,13 +39,13 @@ for _study in config["run_studies"]:
         name:
             f"ladder_{_study}"
         input:
+            **_measures,
             runs=f"results/tables/studies/{_study}/runs.csv",
             frozen=[
                 f"results/inversion/{d}/{encoder_for(d)}/frozen.json"
                 for d in _datasets
                 if word_recovery(d)  # text datasets, while a word-recovery attacker is configured
             ],
-            **_measures,
         output:
             tables=[
                 report(
@@ -67,14 +67,14 @@ for _study in config["run_studies"]:
             ],
         log:
             f"results/logs/tables/studies/{_study}_ladder.log",
-        params:
-            datasets=_datasets,
         localrule: True  # seconds of work on saved results: not worth a queue wait
+        conda:
+            "../envs/privtext.yaml"
         threads: 1
         resources:
             mem_mb=2000,
             runtime=10,
-        conda:
-            "../envs/privtext.yaml"
+        params:
+            datasets=_datasets,
         script:
             "../workflow/scripts/ladder.py"

@@ -21,21 +21,21 @@ rule attack:
         f"results/logs/{RUN_DIR}/attack.log",
     benchmark:
         f"{BENCHMARK_DIR}/attack.tsv"
+    group:
+        "point"
+    # The script reads config["attack"]["device"] and config["deterministic"] itself: how a job runs, not a
+    # param. Its thread count is fixed at 1 (privtext.runtime.threads).
+    conda:
+        "../envs/privtext.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wildcards, attempt: 15 * attempt,
     params:
         attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
         word_attacker=config["attack"]["inversion"]["attacker"],
         identification=config["attack"]["identification"],
-    group:
-        "point"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=lambda wildcards, attempt: 15 * attempt,
-    # The script reads config["attack"]["device"] and config["deterministic"] itself: how a job runs, not a
-    # param. Its thread count is fixed at 1 (privtext.runtime.threads).
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/attack.py"
 
@@ -50,14 +50,14 @@ rule word_sets:
         record="results/data/{dataset}/words.json",
     log:
         "results/logs/data/{dataset}_words.log",
-    params:
-        vocabulary=vocabulary_settings(),
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=15,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        vocabulary=vocabulary_settings(),
     script:
         "../workflow/scripts/word_sets.py"
 
@@ -77,17 +77,17 @@ rule invert_frozen:
         "results/inversion/{dataset}/{encoder}/frozen.json",
     log:
         "results/logs/inversion/{dataset}/{encoder}/frozen.log",
+    conda:
+        "../envs/privtext.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=15,
     params:
         word_attacker=config["attack"]["inversion"]["attacker"],
         attackers=lambda wildcards: attackers_for(config["attack"]["attackers"], wildcards.dataset),
         max_train=config["attack"]["max_train"],
         identification=config["attack"]["identification"],
         seed=config["seed"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=15,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/invert_frozen.py"

@@ -37,14 +37,14 @@ rule epsilon_audit:
         profile_csv=AUDIT_FILES["profile_csv"],
     log:
         "results/logs/extra/epsilon_audit.log",
-    params:
-        audit=config["audit"],
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=20,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        audit=config["audit"],
     script:
         "../workflow/scripts/epsilon_audit.py"
 
@@ -66,12 +66,12 @@ rule audit_tradeoff_figure:
         "results/logs/extra/epsilon_audit_tradeoff/{mechanism}.log",
     wildcard_constraints:
         mechanism="[a-z0-9_]+",
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/audit_tradeoff_figure.py"
 
@@ -85,6 +85,12 @@ rule release_audit:
         "results/tables/extra/release_audit/{dataset}.csv",
     log:
         "results/logs/extra/release_audit/{dataset}.log",
+    conda:
+        "../envs/privtext.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         release=config["audit"]["release"],
         seed=config["audit"]["seed"],
@@ -92,12 +98,6 @@ rule release_audit:
         # what the job loads the encoder with, revision null included (load_encoder's default pin); embed_settings
         # drops a null revision only so that older features keep their params. device and threads: how it runs
         encoder={k: v for k, v in config["encoder"].items() if k not in ("device", "threads")},
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/release_audit.py"
 
@@ -115,11 +115,11 @@ rule release_audit_table:
         ),
     log:
         "results/logs/extra/release_audit_table.log",
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/release_audit_table.py"

@@ -32,14 +32,14 @@ rule claims:
         ),
     log:
         "results/logs/claims.log",
-    params:
-        seeds=claims_seeds,
-        seed_shape_run=lambda wildcards: bool(seed_shape_studies()),
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=6000,
         runtime=20,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        seeds=claims_seeds,
+        seed_shape_run=lambda wildcards: bool(seed_shape_studies()),
     script:
         "../workflow/scripts/claims.py"

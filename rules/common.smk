@@ -12,10 +12,21 @@ from privtext.data.sources import DOWNLOADS, download_targets, resolve_layout, u
 from privtext.data.attributes import private_attribute_names
 from privtext.report.artefacts import ARTEFACTS
 from privtext.encoding.names import TABULAR_ENCODER
-from privtext.plan.grid import NAME_PATTERN, SLUG_PATTERN, BENCHMARK_DIR, EMBEDDING_DIR, FROZEN_FEATURES_DIR, RUN_DIR, GridPoint, encoder_slug, shrink_study, study_points, unique
+from privtext.plan.grid import (
+    NAME_PATTERN,
+    SLUG_PATTERN,
+    BENCHMARK_DIR,
+    EMBEDDING_DIR,
+    FROZEN_FEATURES_DIR,
+    RUN_DIR,
+    GridPoint,
+    encoder_slug,
+    shrink_study,
+    study_points,
+    unique,
+)
 from privtext.methods import METHODS
 from privtext.data.nlp_resources import NLTK_NER_RESOURCES, resolve_ner_backend
-
 
 # The library these rules call must be this checkout's (a .venv installed from another one would run its code).
 check_import_path(Path(workflow.basedir) / "src")
@@ -69,12 +80,15 @@ def check_raw_files():
     (downloads off, or a file with no public source): its download jobs could only fail."""
     reasons = [
         f"{dataset}: {reason}"
-        for dataset in selected_datasets() if dataset != "demo" and _layout(dataset) is None
+        for dataset in selected_datasets()
+        if dataset != "demo" and _layout(dataset) is None
         for reason in unobtainable_raw_files(dataset, RAW_DIR, allow_download=config["allow_download"])
     ]
     if reasons:
-        raise ConfigError(f"invalid config key 'datasets': raw files missing from {[d for d in SEARCH_DIRS if d]} "
-                          f"that cannot be downloaded; " + "; ".join(reasons))
+        raise ConfigError(
+            f"invalid config key 'datasets': raw files missing from {[d for d in SEARCH_DIRS if d]} "
+            f"that cannot be downloaded; " + "; ".join(reasons)
+        )
 
 
 check_raw_files()
@@ -124,15 +138,17 @@ def study_config(name):
 @functools.cache  # config is fixed for a parse, and the run files, claims, ladders and release plan all ask
 def study_grid(name):
     study = study_config(name)
-    return tuple(study_points(
-        study,
-        datasets=study["datasets"],
-        encoder_for=encoder_for,
-        specs=METHODS,
-        overrides=config["methods"],
-        # a study's `target: [each]`: one point per private attribute, named before the data is built
-        attributes_for=lambda dataset: private_attribute_names(dataset, config[dataset]),
-    ))
+    return tuple(
+        study_points(
+            study,
+            datasets=study["datasets"],
+            encoder_for=encoder_for,
+            specs=METHODS,
+            overrides=config["methods"],
+            # a study's `target: [each]`: one point per private attribute, named before the data is built
+            attributes_for=lambda dataset: private_attribute_names(dataset, config[dataset]),
+        )
+    )
 
 
 def dataset_splits(wildcards):
@@ -155,8 +171,11 @@ def word_recovery(dataset):
 
 def identification_runs(wildcards):
     """Whether a point's attack job measures identification: a text dataset's frozen-encoder point, when configured."""
-    return (config["attack"]["identification"] is not None and wildcards.dataset not in TABULAR_DATASETS
-            and not GridPoint.from_wildcards(wildcards).finetune)
+    return (
+        config["attack"]["identification"] is not None
+        and wildcards.dataset not in TABULAR_DATASETS
+        and not GridPoint.from_wildcards(wildcards).finetune
+    )
 
 
 def attack_inputs(wildcards):
@@ -167,9 +186,11 @@ def attack_inputs(wildcards):
         inputs["words"] = f"results/data/{wildcards.dataset}/{WORDS_FILE}"
     if identification_runs(wildcards):
         clean = FROZEN_FEATURES_DIR.format(dataset=wildcards.dataset, encoder=wildcards.encoder)
-        inputs.update(words_record=f"results/data/{wildcards.dataset}/words.json",
-                      model=f"{GridPoint.from_wildcards(wildcards).run_dir}/model.safetensors",
-                      **{f"clean_{s}": f"{clean}/{s}.npy" for s in SPLITS})
+        inputs.update(
+            words_record=f"results/data/{wildcards.dataset}/words.json",
+            model=f"{GridPoint.from_wildcards(wildcards).run_dir}/model.safetensors",
+            **{f"clean_{s}": f"{clean}/{s}.npy" for s in SPLITS},
+        )
     return inputs
 
 
@@ -194,8 +215,11 @@ def method_settings(wildcards):
     if GridPoint.from_wildcards(wildcards).finetune:
         encoder = {k: config["encoder"][k] for k in ("name", "pooling", "sensitive_words")}
         # max_train only where set: the points fine-tuned before it existed keep their params
-        tuning = {k: v for k, v in config["finetune"].items()
-                  if k not in ("threads", "mem_mb", "runtime") and not (k == "max_train" and v is None)}
+        tuning = {
+            k: v
+            for k, v in config["finetune"].items()
+            if k not in ("threads", "mem_mb", "runtime") and not (k == "max_train" and v is None)
+        }
         settings["finetune"] = {**encoder, **encoder_revision(), **tuning, **thread_param("finetune")}
     return settings
 
@@ -304,8 +328,10 @@ def artefact_outputs(artefact):
 
 # The one spelling of the ε audit's and the claims' output paths (their rules and the targets use these).
 AUDIT_FILES = {
-    "table_csv": "results/tables/extra/epsilon_audit.csv", "table_md": "results/tables/extra/epsilon_audit.md",
-    "figure_png": "results/figures/extra/epsilon_audit.png", "figure_pdf": "results/figures/extra/epsilon_audit.pdf",
+    "table_csv": "results/tables/extra/epsilon_audit.csv",
+    "table_md": "results/tables/extra/epsilon_audit.md",
+    "figure_png": "results/figures/extra/epsilon_audit.png",
+    "figure_pdf": "results/figures/extra/epsilon_audit.pdf",
     "tradeoff_csv": "results/tables/extra/epsilon_audit_tradeoff.csv",
     "tradeoff_md": "results/tables/extra/epsilon_audit_tradeoff.md",
     "profile_csv": "results/tables/extra/epsilon_audit_profile.csv",
@@ -315,14 +341,18 @@ AUDIT_TRADEOFF_FIGURES = {  # one per audited mechanism
     "pdf": "results/figures/extra/epsilon_audit_tradeoff/{mechanism}.pdf",
 }
 CLAIMS_FILES = {
-    "table_csv": "results/tables/claims.csv", "table_md": "results/tables/claims.md",
+    "table_csv": "results/tables/claims.csv",
+    "table_md": "results/tables/claims.md",
     "paper_csv": "results/tables/claims_paper.csv",
-    "figure_png": "results/figures/claims/verdicts.png", "figure_pdf": "results/figures/claims/verdicts.pdf",
+    "figure_png": "results/figures/claims/verdicts.png",
+    "figure_pdf": "results/figures/claims/verdicts.pdf",
 }
 
 
-RELEASE_AUDIT_FILES = {"table_csv": "results/tables/extra/release_audit.csv",
-                       "table_md": "results/tables/extra/release_audit.md"}
+RELEASE_AUDIT_FILES = {
+    "table_csv": "results/tables/extra/release_audit.csv",
+    "table_md": "results/tables/extra/release_audit.md",
+}
 
 
 def release_audit_datasets():
@@ -331,33 +361,42 @@ def release_audit_datasets():
     if block is None:
         return []
     if block["study"] not in config["studies"]:  # asked only when the audit is: another config may drop the study
-        raise ConfigError(f"invalid config key 'audit.release.study': {block['study']!r} is not defined under "
-                          f"'studies' (defined: {sorted(config['studies'])})")
+        raise ConfigError(
+            f"invalid config key 'audit.release.study': {block['study']!r} is not defined under "
+            f"'studies' (defined: {sorted(config['studies'])})"
+        )
     studied = study_config(block["study"])["datasets"]
     return [d for d in block["datasets"] if d in studied and d not in TABULAR_DATASETS]
 
 
 def release_audit_points(dataset):
     """The runs audit.release audits on ``dataset``: its study's frozen DP points at μ = 0 and the first seed."""
-    points = [p for p in study_grid(config["audit"]["release"]["study"])
-              if p.dataset == dataset and not p.finetune and p.mu == 0 and "layer" in METHODS[p.method].defaults]
+    points = [
+        p
+        for p in study_grid(config["audit"]["release"]["study"])
+        if p.dataset == dataset and not p.finetune and p.mu == 0 and "layer" in METHODS[p.method].defaults
+    ]
     first = min((p.seed for p in points), default=None)
     return [p for p in points if p.seed == first]
 
 
 def release_audit_inputs(wildcards):
     points = release_audit_points(wildcards.dataset)
-    return {"meta": f"results/data/{wildcards.dataset}/meta.json",
-            "test": f"results/data/{wildcards.dataset}/test.parquet",
-            "metrics": [f"{p.run_dir}/metrics.json" for p in points],
-            "models": [f"{p.run_dir}/model.safetensors" for p in points]}
+    return {
+        "meta": f"results/data/{wildcards.dataset}/meta.json",
+        "test": f"results/data/{wildcards.dataset}/test.parquet",
+        "metrics": [f"{p.run_dir}/metrics.json" for p in points],
+        "models": [f"{p.run_dir}/model.safetensors" for p in points],
+    }
 
 
 def audit_outputs():
     """The ε audit's tables and figures (docs/audit.md), opt-in via run_audit: rule epsilon_audit writes the tables
     and the summary figure, rule audit_tradeoff_figure one trade-off figure per audited mechanism, rule
     release_audit_table the end-to-end table (where audit.release has datasets)."""
-    figures = [path.format(mechanism=m) for m in config["audit"]["mechanisms"] for path in AUDIT_TRADEOFF_FIGURES.values()]
+    figures = [
+        path.format(mechanism=m) for m in config["audit"]["mechanisms"] for path in AUDIT_TRADEOFF_FIGURES.values()
+    ]
     release = list(RELEASE_AUDIT_FILES.values()) if release_audit_datasets() else []
     return list(AUDIT_FILES.values()) + figures + release
 
@@ -405,7 +444,9 @@ def seed_shape_studies():
 
 
 def claims_seeds(wildcards):
-    return sorted({int(seed) for s in config["claims_studies"] if s in config["run_studies"] for seed in study_config(s)["seeds"]})
+    return sorted(
+        {int(seed) for s in config["claims_studies"] if s in config["run_studies"] for seed in study_config(s)["seeds"]}
+    )
 
 
 def final_outputs():
@@ -421,8 +462,10 @@ def release_plan():
     those whose releases are removed once every job reading them is done (keep_releases, rules/train.smk).
     A point planned by several run studies keeps its releases if any of them keeps them. Both empty when no run
     study drops them."""
-    keeps = {name: study_config(name)["keep_releases"] if config["keep_releases"] is None else config["keep_releases"]
-             for name in config["run_studies"]}
+    keeps = {
+        name: study_config(name)["keep_releases"] if config["keep_releases"] is None else config["keep_releases"]
+        for name in config["run_studies"]
+    }
     if all(keeps.values()):
         return set(), set()  # nothing dropped: no grid to plan here (every job re-parses this file)
     kept, dropped = set(), set()
@@ -432,8 +475,11 @@ def release_plan():
     # reads them again at each rebuild (new plotting code); its few points keep theirs rather than retrain.
     for artefact in artefacts_to_build():
         for paths in artefact_inputs(artefact.name).values():
-            kept.update(str(Path(p).parent) for p in ([paths] if isinstance(paths, str) else paths)
-                        if Path(p).name.startswith("released_"))
+            kept.update(
+                str(Path(p).parent)
+                for p in ([paths] if isinstance(paths, str) else paths)
+                if Path(p).name.startswith("released_")
+            )
     return kept, dropped - kept
 
 

@@ -6,18 +6,18 @@ rule download_raw:
         f"{RAW_DIR}/{{relpath}}",
     log:
         f"results/logs/download/{{relpath}}.log",
-    params:
-        relpath=download_relpath,
-        allowed=config["allow_download"],
     wildcard_constraints:
         relpath="|".join(p.replace(".", r"\.") for p in DOWNLOADS),
     localrule: True  # downloads run where the network is (compute nodes often have none)
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        relpath=download_relpath,
+        allowed=config["allow_download"],
     script:
         "../workflow/scripts/download_raw.py"
 
@@ -30,12 +30,12 @@ rule nltk_download:
     wildcard_constraints:
         nltk_resource_path="|".join(NLTK_NER_RESOURCES.values()),
     localrule: True  # downloads run where the network is (compute nodes often have none)
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=20,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/nltk_download.py"
 
@@ -47,16 +47,16 @@ rule ner_persons:
         "results/cache/ner/ag/{backend}.parquet",
     log:
         "results/logs/ner/ag/{backend}.log",
-    params:
-        nltk_data=NLTK_DATA,
-        spacy_model=config["spacy_model"],
-    threads: 1
     priority: 10
+    conda:
+        "../envs/privtext.yaml"
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wildcards, attempt: 60 * attempt,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        nltk_data=NLTK_DATA,
+        spacy_model=config["spacy_model"],
     script:
         "../workflow/scripts/ner_persons.py"
 
@@ -74,16 +74,16 @@ rule build_dataset:
         "results/logs/data/{dataset}.log",
     benchmark:
         "results/benchmarks/data/{dataset}.tsv"
+    priority: 10
+    conda:
+        "../envs/privtext.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=lambda wildcards, attempt: 60 * attempt,
     params:
         options=build_params,
         seed=config["seed"],
         quarantine_examples=config["quarantine_examples"],
-    threads: 1
-    priority: 10
-    resources:
-        mem_mb=8000,
-        runtime=lambda wildcards, attempt: 60 * attempt,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/build_dataset.py"

@@ -13,18 +13,18 @@ rule embed:
         EMBEDDING_DIR.replace("results/embeddings/", "results/logs/embed/", 1) + ".log",
     benchmark:
         EMBEDDING_DIR.replace("results/embeddings/", "results/benchmarks/embed/", 1) + ".tsv"
-    params:
-        encoder=embed_settings,
-    threads: config["encoder"]["threads"]
     # Extraction gates every grid job of its dataset: start it as soon as a core is free.
     priority: 10
-    resources:
-        mem_mb=6000,
-        runtime=lambda wildcards, attempt: 120 * attempt,
-        gpu=0,  # the SLURM profile turns it on (PRIVTEXT_SLURM_GPUS); extraction uses CUDA when present
     # The script reads config["encoder"]["device"] and config["deterministic"] itself: how a job runs, not a
     # param. Thread counts move numbers (privtext.runtime.threads): encoder.threads is one, via embed_settings.
     conda:
         "../envs/privtext.yaml"
+    threads: config["encoder"]["threads"]
+    resources:
+        mem_mb=6000,
+        runtime=lambda wildcards, attempt: 120 * attempt,
+        gpu=0,  # the SLURM profile turns it on (PRIVTEXT_SLURM_GPUS); extraction uses CUDA when present
+    params:
+        encoder=embed_settings,
     script:
         "../workflow/scripts/embed.py"

@@ -14,18 +14,18 @@ rule mdl:
         f"results/logs/{RUN_DIR}/mdl.log",
     benchmark:
         f"{BENCHMARK_DIR}/mdl.tsv"
-    params:
-        split=config["mdl"]["split"],
-        max_examples=config["mdl"]["max_examples"],
-        probe=config["mdl"]["probe"],
     group:
         "point"
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=lambda wildcards, attempt: 15 * attempt,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        split=config["mdl"]["split"],
+        max_examples=config["mdl"]["max_examples"],
+        probe=config["mdl"]["probe"],
     script:
         "../workflow/scripts/mdl.py"
 
@@ -43,11 +43,11 @@ rule fairness:
         f"{BENCHMARK_DIR}/fairness.tsv"
     group:
         "point"
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda wildcards, attempt: 10 * attempt,
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/fairness.py"

@@ -8,15 +8,15 @@ rule study_measures:
         "results/tables/studies/{study}/measures.csv",
     log:
         "results/logs/tables/studies/{study}.log",
-    params:
-        measures=lambda wildcards: study_config(wildcards.study)["measures"],
     localrule: True  # seconds of work on saved results: not worth a queue wait
+    conda:
+        "../envs/privtext.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=20,
-    conda:
-        "../envs/privtext.yaml"
+    params:
+        measures=lambda wildcards: study_config(wildcards.study)["measures"],
     script:
         "../workflow/scripts/study_measures.py"
 
@@ -40,14 +40,14 @@ for _artefact in ARTEFACTS.values():
             ],
         log:
             f"results/logs/artefacts/{_artefact.name}.log",
-        params:
-            artefact=_artefact.name,
         localrule: True  # seconds of work on saved results: not worth a queue wait
+        conda:
+            "../envs/privtext.yaml"
         threads: 1
         resources:
             mem_mb=4000,
             runtime=30,
-        conda:
-            "../envs/privtext.yaml"
+        params:
+            artefact=_artefact.name,
         script:
             "../workflow/scripts/artefact.py"

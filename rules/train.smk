@@ -21,6 +21,18 @@ rule train:
         f"results/logs/{RUN_DIR}/train.log",
     benchmark:
         f"{BENCHMARK_DIR}/train.tsv"
+    group:
+        "point"
+    # The script reads config["train"]["device"] and config["deterministic"] itself: how a job runs, not a
+    # param. Thread counts move numbers (privtext.runtime.threads): a frozen point's is fixed at 1, and
+    # finetune.threads is a param of fine-tuned points (via method_settings).
+    conda:
+        "../envs/privtext.yaml"
+    # 1 thread and 4 GB for a head on frozen features; a fine-tuned point takes config["finetune"]'s.
+    threads: train_job("threads")
+    resources:
+        mem_mb=train_job("mem_mb"),
+        runtime=train_job("runtime"),
     params:
         # The script reads the point from its folder (privtext.plan.grid.GridPoint). grid_params and mu repeat it:
         # they stay so that points trained before keep the params Snakemake recorded, and are not rerun.
@@ -28,17 +40,5 @@ rule train:
         mu=mu_of,
         settings=method_settings,
         max_train=config["train"]["max_train"],
-    group:
-        "point"
-    # 1 thread and 4 GB for a head on frozen features; a fine-tuned point takes config["finetune"]'s.
-    threads: train_job("threads")
-    resources:
-        mem_mb=train_job("mem_mb"),
-        runtime=train_job("runtime"),
-    # The script reads config["train"]["device"] and config["deterministic"] itself: how a job runs, not a
-    # param. Thread counts move numbers (privtext.runtime.threads): a frozen point's is fixed at 1, and
-    # finetune.threads is a param of fine-tuned points (via method_settings).
-    conda:
-        "../envs/privtext.yaml"
     script:
         "../workflow/scripts/train.py"
