@@ -551,3 +551,54 @@ def test_a_blog_member_name_that_is_not_utf8_is_quarantined(tmp_path):
     assert "\\udcff" in quarantine.examples[0]["detail"] and quarantine.examples[0]["file"] == "blogs.tar"
     assert len(candidates) == 1
     json.dumps(quarantine.examples, ensure_ascii=False).encode("utf-8")  # writable as the build writes it
+
+
+# --- Issue 43, item 4: local archives are decompressed under the downloads' cap ------------------------------------
+
+def test_a_local_celeba_gzip_that_inflates_past_the_cap_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    import gzip
+
+    from privtext.data import tabular
+    from privtext.data.common import MAX_DECOMPRESSED_BYTES
+    from privtext.data.sources import DEFAULT_MAX_OUTPUT_BYTES
+
+    assert MAX_DECOMPRESSED_BYTES == DEFAULT_MAX_OUTPUT_BYTES  # one cap for downloads and local files
+    path = tmp_path / "list_attr_celeba.txt.gz"
+    path.write_bytes(gzip.compress(b"0" * (4 * MiB)))  # 4 KiB that inflate a thousandfold
+    monkeypatch.setattr(tabular, "MAX_DECOMPRESSED_BYTES", MiB)
+    with pytest.raises(DatasetError, match=r"list_attr_celeba\.txt\.gz: decompresses to more than the cap"):
+        tabular.read_text(path)
+    monkeypatch.setattr(tabular, "MAX_DECOMPRESSED_BYTES", 8 * MiB)
+    assert len(tabular.read_text(path)) == 4 * MiB
+
+
+@pytest.mark.parametrize("form", ["tar.xz", "zip", "folder"])
+def test_local_blog_files_past_the_cap_are_refused_before_they_are_read(tmp_path, form):
+    import tarfile
+
+    from privtext.data.blog import iter_raw_files
+
+    files = {f"100{i}.male.15.Student.Aries.xml": b"<Blog>\n" + b"x" * 300_000 for i in range(4)}
+    if form == "folder":
+        source = tmp_path / "blogs"
+        source.mkdir()
+        for name, data in files.items():
+            (source / name).write_bytes(data)
+    elif form == "zip":
+        source = tmp_path / "blogs.zip"
+        with zipfile.ZipFile(source, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in files.items():
+                archive.writestr(f"blogs/{name}", data)
+    else:
+        source = tmp_path / "blogs.tar.xz"
+        with tarfile.open(source, "w:xz") as archive:
+            for name, data in files.items():
+                info = tarfile.TarInfo(f"blogs/{name}")
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    assert len(list(iter_raw_files(source, max_bytes=2 * MiB))) == 4
+    read = []
+    with pytest.raises(DatasetError, match=r"hold more than the cap of 1,000,000 bytes \(at '.*1003\.male"):
+        for name, _ in iter_raw_files(source, max_bytes=1_000_000):
+            read.append(name)
+    assert len(read) == 3  # the fourth was refused before it was read

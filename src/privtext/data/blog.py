@@ -31,7 +31,8 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, split_frame
+from privtext.data.common import (MAX_DECOMPRESSED_BYTES, BuiltDataset, DatasetError, Quarantine,
+                                  has_lone_surrogate, split_frame)
 
 log = logging.getLogger(__name__)
 
@@ -62,22 +63,36 @@ def parse_file_name(name: str) -> BlogFile | None:
     return BlogFile(name[: -len(".xml")], match["gender"], int(match["age"]))
 
 
-def iter_raw_files(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(base name, bytes) of every file in a folder, a tar archive or a zip, streamed without extracting."""
+def iter_raw_files(path: Path, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> Iterator[tuple[str, bytes]]:
+    """(base name, bytes) of every file in a folder, a tar archive or a zip, streamed without extracting. The
+    files together may hold at most ``max_bytes`` (the downloads' cap): each member's size is checked against
+    what is left before it is read, so a bomb is refused before it fills memory."""
     name = path.name.lower()
+    left = max_bytes
+
+    def counted(member: str, size: int) -> None:
+        nonlocal left
+        left -= size
+        if left < 0:
+            raise DatasetError(f"{path}: its files hold more than the cap of {max_bytes:,} bytes (at {member!r}); "
+                               "refusing it")
+
     if path.is_dir():
         for child in sorted(p for p in path.iterdir() if p.is_file()):
+            counted(child.name, child.stat().st_size)
             yield child.name, child.read_bytes()
     elif name.endswith(TAR_SUFFIXES):
         with tarfile.open(path, "r|*") as archive:  # stream mode: one sequential pass over the xz data
             for member in archive:
                 if member.isfile():
+                    counted(member.name, member.size)  # the header's size: extractfile reads no more
                     handle = archive.extractfile(member)
                     yield PurePosixPath(member.name).name, handle.read() if handle else b""
     elif name.endswith(".zip"):
         with zipfile.ZipFile(path) as archive:
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
                 if not info.is_dir():
+                    counted(info.filename, info.file_size)  # zipfile reads no more than the declared size
                     yield PurePosixPath(info.filename).name, archive.read(info)
     else:
         raise DatasetError(

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Mapping
 
 from privtext.data import BUILDERS
+from privtext.data.common import MAX_DECOMPRESSED_BYTES
 
 TP_US = "trustpilot/united_states.auto-adjusted_gender.geocoded.jsonl"
 TP_UK = "trustpilot/united_kingdom.auto-adjusted_gender.NUTS-regions.jsonl"
@@ -49,7 +50,7 @@ class Layout:
 MiB, GiB = 1 << 20, 1 << 30
 # Bounds for a source of unknown size: what may be fetched, and what its archive may decompress to.
 DEFAULT_MAX_BYTES = 2 * GiB
-DEFAULT_MAX_OUTPUT_BYTES = 4 * GiB
+DEFAULT_MAX_OUTPUT_BYTES = MAX_DECOMPRESSED_BYTES  # 4 GiB, local archives' cap too
 CHUNK_BYTES = MiB
 
 

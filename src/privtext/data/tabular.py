@@ -8,6 +8,7 @@ number. Features are ``x_*`` float32 columns; the private attribute is never amo
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import math
 import re
@@ -17,7 +18,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import BuiltDataset, DatasetError, Quarantine, decimal_integer, split_frame
+from privtext.data.common import (MAX_DECOMPRESSED_BYTES, BuiltDataset, DatasetError, Quarantine, decimal_integer,
+                                  split_frame)
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +161,13 @@ def read_text(path: Path) -> str:
     payload = path.read_bytes()
     if payload[:2] == GZIP_MAGIC:
         try:
-            payload = gzip.decompress(payload)
+            with gzip.GzipFile(fileobj=io.BytesIO(payload)) as stream:
+                payload = stream.read(MAX_DECOMPRESSED_BYTES + 1)  # a gzip bomb stops at the cap, as a download does
         except (OSError, EOFError) as error:
             raise DatasetError(f"{path}: not a readable gzip file ({error})") from error
+        if len(payload) > MAX_DECOMPRESSED_BYTES:
+            raise DatasetError(f"{path}: decompresses to more than the cap of {MAX_DECOMPRESSED_BYTES:,} bytes; "
+                               "refusing it")
     return payload.decode("utf-8", errors="replace")  # a bad byte then fails value checks, with its line
 
 
