@@ -67,6 +67,21 @@ def run_snakemake(
     return result
 
 
+def copy_project(destination: Path, names: tuple[str, ...]) -> Path:
+    """A copy of the project's top-level files and folders ``names`` in ``destination`` (caches left out)."""
+    import shutil
+
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        source = PROJECT_ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name, ignore=ignore)
+        else:
+            shutil.copy2(source, destination / name)
+    return destination
+
+
 def planned_job_counts(dry_run_stdout: str) -> dict[str, int]:
     """Rule -> jobs of a Snakemake dry run's "Job stats" table (its total left out); {} when nothing is planned."""
     if "Job stats:" not in dry_run_stdout:

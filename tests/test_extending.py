@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import PROJECT_ROOT, SNAKEMAKE
+from conftest import SNAKEMAKE, copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -28,16 +27,7 @@ COPIED = ("Snakefile", "config.yaml", "pyproject.toml", "README.md", "src", "rul
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the project's sources and tests; its ``src`` is imported instead of the installed one."""
-    copy = tmp_path / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
-    for name in COPIED:
-        source = PROJECT_ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=ignore)
-        else:
-            copy.mkdir(exist_ok=True)
-            shutil.copy2(source, copy / name)
-    return copy
+    return copy_project(tmp_path / "project", COPIED)
 
 
 def _environment(project: Path) -> dict[str, str]:

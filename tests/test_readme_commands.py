@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pandas as pd
 import pytest
 
-from conftest import PROJECT_ROOT
+from conftest import PROJECT_ROOT, copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -23,15 +22,7 @@ def test_the_readme_claims_subset_command_runs_and_says_which_rows_it_left_out(t
     assert SUBSET_COMMAND in (PROJECT_ROOT / "README.md").read_text()
     stamp = PROJECT_ROOT / ".venv" / ".privtext-installed"
     assert stamp.exists(), "make install first (make test does)"
-    copy = tmp_path / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
-    for name in COPIED:
-        source = PROJECT_ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=ignore)
-        else:
-            copy.mkdir(exist_ok=True)
-            shutil.copy2(source, copy / name)
+    copy = copy_project(tmp_path / "project", COPIED)
     (copy / ".venv").symlink_to(PROJECT_ROOT / ".venv")  # installed: make sees its stamp and installs nothing
     os.utime(copy / "pyproject.toml", (stamp.stat().st_mtime - 1, stamp.stat().st_mtime - 1))
     shared = PROJECT_ROOT.parent / "shared"

@@ -190,7 +190,7 @@ def test_a_request_cut_short_or_malformed_is_dropped_and_the_next_job_still_runs
     assert _open_fds(pid) == before  # the descriptors of the dropped requests are closed
 
 
-def test_a_stalled_client_holds_the_server_only_for_its_request_limit(tmp_path, bare_server, monkeypatch):
+def test_a_stalled_client_holds_the_server_only_for_its_request_limit(tmp_path, bare_server):
     import socket
 
     from privtext.runtime import warm
