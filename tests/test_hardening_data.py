@@ -559,16 +559,15 @@ def test_a_local_celeba_gzip_that_inflates_past_the_cap_is_refused_before_it_is_
     import gzip
 
     from privtext.data import tabular
-    from privtext.data.common import MAX_DECOMPRESSED_BYTES
     from privtext.data.sources import DEFAULT_MAX_OUTPUT_BYTES
 
-    assert MAX_DECOMPRESSED_BYTES == DEFAULT_MAX_OUTPUT_BYTES  # one cap for downloads and local files
+    assert tabular.DEFAULT_MAX_OUTPUT_BYTES is DEFAULT_MAX_OUTPUT_BYTES  # one cap for downloads and local files
     path = tmp_path / "list_attr_celeba.txt.gz"
     path.write_bytes(gzip.compress(b"0" * (4 * MiB)))  # 4 KiB that inflate a thousandfold
-    monkeypatch.setattr(tabular, "MAX_DECOMPRESSED_BYTES", MiB)
+    monkeypatch.setattr(tabular, "DEFAULT_MAX_OUTPUT_BYTES", MiB)
     with pytest.raises(DatasetError, match=r"list_attr_celeba\.txt\.gz: decompresses to more than the cap"):
         tabular.read_text(path)
-    monkeypatch.setattr(tabular, "MAX_DECOMPRESSED_BYTES", 8 * MiB)
+    monkeypatch.setattr(tabular, "DEFAULT_MAX_OUTPUT_BYTES", 8 * MiB)
     assert len(tabular.read_text(path)) == 4 * MiB
 
 

@@ -31,8 +31,8 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import (MAX_DECOMPRESSED_BYTES, BuiltDataset, DatasetError, Quarantine,
-                                  has_lone_surrogate, split_frame)
+from privtext.data.common import BuiltDataset, DatasetError, Quarantine, has_lone_surrogate, split_frame
+from privtext.data.sources import DEFAULT_MAX_OUTPUT_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def parse_file_name(name: str) -> BlogFile | None:
     return BlogFile(name[: -len(".xml")], match["gender"], int(match["age"]))
 
 
-def iter_raw_files(path: Path, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> Iterator[tuple[str, bytes]]:
+def iter_raw_files(path: Path, max_bytes: int = DEFAULT_MAX_OUTPUT_BYTES) -> Iterator[tuple[str, bytes]]:
     """(base name, bytes) of every file in a folder, a tar archive or a zip, streamed without extracting. The
     files together may hold at most ``max_bytes`` (the downloads' cap): each member's size is checked against
     what is left before it is read, so a bomb is refused before it fills memory."""

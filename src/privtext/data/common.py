@@ -29,9 +29,6 @@ ATTRIBUTE_KINDS = ("demographic", "entity")
 # filters"); the config key max_quarantine_fraction overrides it.
 DEFAULT_MAX_QUARANTINE_FRACTION = 0.1
 DETAIL_CHARS = 300
-# What an archive may decompress to, downloaded or local (privtext.data.sources caps downloads with it too): the
-# whole Blog corpus is 0.8 GB unpacked, CelebA's attribute file 27 MB.
-MAX_DECOMPRESSED_BYTES = 4 << 30
 # A lone UTF-16 surrogate (from `&#xD800;`, a `\ud800` escape or a pickled str) is a valid Python str that
 # no UTF-8 writer accepts: pyarrow raises UnicodeEncodeError when the split is written.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -18,8 +18,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from privtext.data.common import (MAX_DECOMPRESSED_BYTES, BuiltDataset, DatasetError, Quarantine, decimal_integer,
-                                  split_frame)
+from privtext.data.common import BuiltDataset, DatasetError, Quarantine, decimal_integer, split_frame
+from privtext.data.sources import DEFAULT_MAX_OUTPUT_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -162,12 +162,12 @@ def read_text(path: Path) -> str:
     if payload[:2] == GZIP_MAGIC:
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(payload)) as stream:
-                payload = stream.read(MAX_DECOMPRESSED_BYTES + 1)  # a gzip bomb stops at the cap, as a download does
+                payload = stream.read(DEFAULT_MAX_OUTPUT_BYTES + 1)  # a bomb stops at the downloads' cap
         except (OSError, EOFError) as error:
             raise DatasetError(f"{path}: not a readable gzip file ({error})") from error
-        if len(payload) > MAX_DECOMPRESSED_BYTES:
-            raise DatasetError(f"{path}: decompresses to more than the cap of {MAX_DECOMPRESSED_BYTES:,} bytes; "
-                               "refusing it")
+        if len(payload) > DEFAULT_MAX_OUTPUT_BYTES:
+            raise DatasetError(
+                f"{path}: decompresses to more than the cap of {DEFAULT_MAX_OUTPUT_BYTES:,} bytes; refusing it")
     return payload.decode("utf-8", errors="replace")  # a bad byte then fails value checks, with its line
 
 
