@@ -118,8 +118,9 @@ def test_the_command_line_says_how_to_use_it(argv):
     assert result.returncode == 2 and "usage" in result.stderr
 
 
-def test_a_server_that_closes_before_forking_leaves_the_job_to_run_in_its_own_process(tmp_path):
-    """A job that connects as the server exits (its idle timeout) is not lost: it runs where it started."""
+def _job_beside_a_fake_server(tmp_path: Path, answer, **env: str) -> subprocess.CompletedProcess:
+    """Run the job script with ``env`` against a socket whose one connection ``answer(connection)`` handles (in a
+    thread) in place of the warm server's."""
     import socket
     import threading
 
@@ -128,17 +129,18 @@ def test_a_server_that_closes_before_forking_leaves_the_job_to_run_in_its_own_pr
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(1)
-
-    def accept_and_close() -> None:
-        connection, _ = listener.accept()
-        connection.close()
-
-    closer = threading.Thread(target=accept_and_close)
-    closer.start()
+    server = threading.Thread(target=lambda: answer(listener.accept()[0]))
+    server.start()
     result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                            env={**os.environ, SOCKET_ENV: path, "X": "left", "CODE": "5"})
-    closer.join()
+                            env={**os.environ, SOCKET_ENV: path, **env})
+    server.join()
     listener.close()
+    return result
+
+
+def test_a_server_that_closes_before_forking_leaves_the_job_to_run_in_its_own_process(tmp_path):
+    """A job that connects as the server exits (its idle timeout) is not lost: it runs where it started."""
+    result = _job_beside_a_fake_server(tmp_path, lambda connection: connection.close(), X="left", CODE="5")
     assert result.returncode == 5
     assert result.stdout == f"ran in own process {tmp_path} left torch not imported\n"
 
@@ -209,18 +211,9 @@ def test_a_stalled_client_holds_the_server_only_for_its_request_limit(tmp_path, 
 
 def test_a_job_without_a_worker_in_time_runs_in_its_own_process_and_never_twice(tmp_path):
     """A server that answers after the job gave up gets no go-ahead: its worker would run nothing."""
-    import socket
-    import threading
-
-    (tmp_path / "job.py").write_text(JOB)
-    path = str(tmp_path / "socket")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(1)
     after_late_start: list[bytes] = []
 
-    def answer_late() -> None:
-        connection, _ = listener.accept()
+    def answer_late(connection) -> None:
         time.sleep(3)  # past the job's 1 s
         try:
             connection.sendall(b"S")
@@ -229,12 +222,7 @@ def test_a_job_without_a_worker_in_time_runs_in_its_own_process_and_never_twice(
             after_late_start.append(b"")
         connection.close()
 
-    server = threading.Thread(target=answer_late)
-    server.start()
-    result = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                            env={**os.environ, SOCKET_ENV: path, "PRIVTEXT_WARM_START_SECONDS": "1", "CODE": "6"})
-    server.join()
-    listener.close()
+    result = _job_beside_a_fake_server(tmp_path, answer_late, PRIVTEXT_WARM_START_SECONDS="1", CODE="6")
     assert result.returncode == 6 and result.stdout.startswith("ran in own process")
     assert "no worker started within 1 s" in result.stderr
     assert after_late_start == [b""]  # no go-ahead: the late worker would have run nothing
