@@ -1,10 +1,13 @@
 # Two commands matter: `make run` (the main job) and `make test` (the whole suite).
-# Both create .venv with the machine's python3 when missing; torch is pinned first so that
-# the CPU wheel is used and no CUDA packages are pulled in.
+# Both create .venv with the machine's python3 when missing and install into it every Python dependency from
+# requirements.lock, each pinned with its sha256 (pip's hash-checking mode), then torch==2.13.0, which the lock
+# leaves out (the CPU wheel where pip finds one; elsewhere pip's choice for the machine).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.privtext-installed
+LOCK := requirements.lock
+SLURM_LOCK := requirements-slurm.lock
 # make's path functions split their argument at spaces, so a project whose path has one ("~/my work/privtext")
 # takes care: abspath sees each space as SPACE_MARK, wildcard as an escaped space, and a recipe gets each path
 # as one quoted shell word.
@@ -31,18 +34,40 @@ CONFIG_OVERRIDES += $(call shell_word,published_results=$(SHARED)/paper_results/
 endif
 SNAKEMAKE_CONFIG := $(if $(strip $(CONFIG_OVERRIDES)),--config $(CONFIG_OVERRIDES),)
 
-.PHONY: run audit claims claims-finetune claims-full test test-slurm install dryrun lint licences format-check clean
+.PHONY: run audit claims claims-finetune claims-full test test-slurm install lock dryrun lint licences format-check clean
 
-$(STAMP): pyproject.toml
+# --no-deps everywhere: the lock is the whole list (pip check proves it), and privtext is built with the lock's
+# setuptools (--no-build-isolation) rather than one fetched unpinned; torch comes last, so that its dependencies are
+# the lock's and it adds only itself (plus, for a CUDA build, the CUDA packages the lock cannot know).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --no-compile --no-deps --require-hashes -r $(LOCK)
 	$(BIN)/pip install --quiet --no-compile torch==2.13.0
-	$(BIN)/pip install --quiet --no-compile -e '.[dev]'
+	$(BIN)/pip install --quiet --no-compile --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	@# pip byte-compiles one file at a time (a minute here); compileall uses every core. Jobs need the .pyc
 	@# files when PYTHONDONTWRITEBYTECODE is set (as on CI). A few vendored py2 test files never compile.
 	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null 2>&1 || true
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# requirements.lock: pyproject.toml's dependencies and `dev` extra, resolved for CPython 3.11 as PyPI stood on
+# LOCK_DATE, every file of each pinned release hashed, torch left out but resolved from its 2.13.0 CPU wheel so that
+# its own dependencies are locked and no CUDA package is; requirements-slurm.lock: the `slurm` extra, held to the
+# first. Regenerate both after changing a dependency, or move LOCK_DATE forward to take newer releases: make lock
+# (docs/security.md, "Pinned: the packages and the NLP data"). uv comes from the lock itself (the `dev` extra).
+LOCK_DATE := 2026-12-07
+TORCH_WHEELS ?= $(if $(wildcard /opt/wheels/torch-2.13.0+cpu-*),/opt/wheels,https://download.pytorch.org/whl/cpu/torch/)
+UV_COMPILE = $(BIN)/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--exclude-newer $(LOCK_DATE)T00:00:00Z --custom-compile-command 'make lock'
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/uv || $(BIN)/pip install --quiet --no-compile --no-deps --require-hashes -r $(LOCK)
+	echo 'torch==2.13.0+cpu' | $(UV_COMPILE) pyproject.toml --extra dev --no-emit-package torch \
+		--find-links $(TORCH_WHEELS) --constraint /dev/stdin --output-file $(LOCK)
+	$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['slurm'], sep='\n')" \
+		| $(UV_COMPILE) - --constraint $(LOCK) --output-file $(SLURM_LOCK)
 
 # Local runs go through a warm interpreter (privtext.runtime.warm): torch and privtext are imported once, and each
 # train, attack and MDL job runs in a process forked from it, not a fresh one; and through Snakemake's command line
@@ -111,7 +136,7 @@ test: $(STAMP)
 # The grid on a real single-node SLURM cluster (root, Debian; ../shared/tools/start_local_slurm.sh installs
 # and starts it): same numbers as a local run, grouping, scancel + rerun. docs/reproducing.md, "Running on a SLURM cluster".
 test-slurm: $(STAMP)
-	$(BIN)/pip install --quiet --no-compile -e '.[dev,slurm]'
+	$(BIN)/pip install --quiet --no-compile --no-deps --require-hashes -r $(SLURM_LOCK)
 	$(BIN)/python tests/slurm/run_slurm_check.py
 
 clean:

@@ -40,7 +40,7 @@ def _recording_project(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     for folder in ("data", "nltk_data", "paper_results"):
         (shared / folder).mkdir(parents=True)
     project.mkdir()
-    for name in ("Makefile", "pyproject.toml"):
+    for name in ("Makefile", "pyproject.toml", "requirements.lock"):
         shutil.copy2(PROJECT_ROOT / name, project / name)
     snakemake = project / ".venv" / "bin" / "snakemake"
     snakemake.parent.mkdir(parents=True)
@@ -49,8 +49,9 @@ def _recording_project(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     python = project / ".venv" / "bin" / "python"
     python.write_text(WARM_PYTHON)
     python.chmod(0o755)
-    # .venv is installed: the stamp is newer than pyproject.toml, so make runs only the target's command
-    os.utime(project / "pyproject.toml", (1_000_000_000, 1_000_000_000))
+    # .venv is installed: the stamp is newer than pyproject.toml and the lock, so make runs only the target's command
+    for name in ("pyproject.toml", "requirements.lock"):
+        os.utime(project / name, (1_000_000_000, 1_000_000_000))
     (project / ".venv" / ".privtext-installed").touch()
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PRIVTEXT_", "MAKE"))}
     environment.update(RECORD_ARGUMENTS=str(tmp_path / "arguments"), RECORD_ENVIRONMENT=str(tmp_path / "environment"))

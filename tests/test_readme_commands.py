@@ -13,8 +13,8 @@ from conftest import PROJECT_ROOT, copy_project
 
 pytestmark = pytest.mark.slow
 
-COPIED = ("Makefile", "Snakefile", "config.yaml", "pyproject.toml", "README.md", "src", "rules", "workflow",
-          "schemas", "profiles", "envs")
+COPIED = ("Makefile", "Snakefile", "config.yaml", "pyproject.toml", "requirements.lock", "README.md", "src", "rules",
+          "workflow", "schemas", "profiles", "envs")
 SUBSET_COMMAND = "make claims CLAIMS_CONFIG='datasets=[demo]'"
 
 
@@ -24,7 +24,8 @@ def test_the_readme_claims_subset_command_runs_and_says_which_rows_it_left_out(t
     assert stamp.exists(), "make install first (make test does)"
     copy = copy_project(tmp_path / "project", COPIED)
     (copy / ".venv").symlink_to(PROJECT_ROOT / ".venv")  # installed: make sees its stamp and installs nothing
-    os.utime(copy / "pyproject.toml", (stamp.stat().st_mtime - 1, stamp.stat().st_mtime - 1))
+    for name in ("pyproject.toml", "requirements.lock"):
+        os.utime(copy / name, (stamp.stat().st_mtime - 1, stamp.stat().st_mtime - 1))
     shared = PROJECT_ROOT.parent / "shared"
     if shared.is_dir():  # beside the project, as in a clone: make passes the mirror and the papers' numbers
         (tmp_path / "shared").symlink_to(shared)

@@ -15,6 +15,7 @@ import io
 import json
 import lzma
 import os
+import stat
 import tarfile
 import tempfile
 import urllib.error
@@ -412,13 +413,9 @@ def download(
     try:
         fetched = _new_temporary(target, ".fetched", temporary)
         try:
-            source = (fetch or _fetch_url)(spec.url)
-            with fetched.open("wb") as handle, (io.BytesIO(source) if isinstance(source, bytes) else source) as stream:
-                declared = getattr(stream, "length", None)  # an HTTP response's Content-Length
+            with fetched.open("wb") as handle:
                 cap = spec.size if spec.size is not None else spec.max_bytes
-                if declared is not None and declared > cap:
-                    raise DownloadError(f"{spec.url} announces {declared:,} bytes, over the cap of {cap:,}; refusing it")
-                fetched_sha, fetched_size = _copy(stream, handle, cap, spec.url)
+                fetched_sha, fetched_size = fetch_capped(spec.url, handle, cap, fetch)
         except OSError as error:  # URLError is an OSError: offline, DNS, HTTP errors (also a full disk)
             raise DownloadError(
                 f"could not download {spec.url} into {target.parent} ({error}); to work offline, {place}"
@@ -453,6 +450,48 @@ def download(
     finally:
         for path in temporary:
             path.unlink(missing_ok=True)
+
+
+def fetch_capped(
+    url: str, destination: IO[bytes], cap: int, fetch: Callable[[str], bytes | IO[bytes]] | None = None
+) -> tuple[str, int]:
+    """Stream ``url`` into ``destination``, refusing a transfer that announces or delivers more than ``cap`` bytes;
+    (sha256, size) of what came. ``fetch(url)`` (bytes or a binary stream) defaults to https only. Network
+    failures surface as ``OSError``, a transfer over the cap as :class:`DownloadError`."""
+    source = (fetch or _fetch_url)(url)
+    with (io.BytesIO(source) if isinstance(source, bytes) else source) as stream:
+        declared = getattr(stream, "length", None)  # an HTTP response's Content-Length
+        if declared is not None and declared > cap:
+            raise DownloadError(f"{url} announces {declared:,} bytes, over the cap of {cap:,}; refusing it")
+        return _copy(stream, destination, cap, url)
+
+
+def extract_zip(archive: Path, folder: Path, *, top: str, max_output_bytes: int) -> list[Path]:
+    """Unpack the zip ``archive`` into ``folder``, never over an existing file, every member under the one top-level
+    folder ``top``: a member outside it (an absolute path, ``..``, another folder), a link or more than
+    ``max_output_bytes`` in all is refused with a :class:`DownloadError`, and each member's CRC is checked as it
+    is read. The files written, relative to ``folder``."""
+    written, total = [], 0
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            for info in zipped.infolist():
+                parts = Path(info.filename).parts
+                if Path(info.filename).is_absolute() or parts[:1] != (top,) or ".." in parts or "\\" in info.filename:
+                    raise DownloadError(f"{archive.name}: member '{info.filename}' is not under '{top}/'; refusing it")
+                if stat.S_ISLNK(info.external_attr >> 16):
+                    raise DownloadError(f"{archive.name}: member '{info.filename}' is a link; refusing it")
+                if info.is_dir():
+                    continue
+                target = folder / Path(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(info) as stream, target.open("xb") as handle:
+                    total += _copy(stream, handle, max_output_bytes - total, f"{archive.name} unpacked")[1]
+                written.append(Path(*parts))
+    except DownloadError:
+        raise
+    except _UNPACK_ERRORS as error:
+        raise DownloadError(f"{archive.name}: not a readable zip ({type(error).__name__}: {error})") from error
+    return written
 
 
 def _new_temporary(target: Path, suffix: str, registry: list[Path]) -> Path:
