@@ -37,10 +37,37 @@ def test_tpr_gap_with_three_groups_is_the_largest_pairwise_gap():
     assert fairness.tpr_gap(y_true, y_pred, groups) == pytest.approx(1.0)
 
 
-def test_gaps_are_zero_not_nan_when_no_class_has_two_groups():
-    y_true, y_pred, groups = np.array([1, 1]), np.array([1, 0]), np.array([0, 0])
-    assert fairness.tpr_gap(y_true, y_pred, groups) == 0.0
-    assert fairness.grms(y_true, y_pred, groups) == 0.0
+def test_gaps_are_nan_not_zero_when_no_class_has_two_groups():
+    """One group without a positive example: no TPR-gap is defined, and 0.0 would read as perfectly fair."""
+    y_true, y_pred, groups = np.array([1, 1, 0, 0]), np.array([1, 0, 0, 1]), np.array([0, 0, 1, 1])
+    assert math.isnan(fairness.tpr_gap(y_true, y_pred, groups))
+    assert math.isnan(fairness.grms(y_true, y_pred, groups, [1]))
+
+
+def test_the_report_writes_an_undefined_gap_as_null_with_a_note():
+    y_true, y_pred = np.array([1, 1, 0, 0, 1, 0]), np.array([1, 0, 0, 1, 1, 0])
+    Z = {"gender": np.array([0, 0, 1, 1, 0, 1]), "bush": np.array([0, 1, 0, 1, 0, 1])}
+    report = fairness.fairness_report(
+        y_true, y_pred, Z, {"gender": "demographic", "bush": "entity"}, label_names=["neg", "pos"],
+        value_names={"gender": ["F", "M"]},
+    )
+    gender, bush = report["attributes"]["gender"], report["attributes"]["bush"]
+    assert gender["tpr_gap"] is None and gender["fairness"] is None
+    assert gender["notes"] == ["class pos: no example in group(s) M; no gap for this class"]
+    # bush: TPR 2/2 = 1.0 where absent, 0/1 where present
+    assert bush["tpr_gap"] == bush["fairness"] == pytest.approx(1.0) and bush["notes"] == []
+    assert "NaN" not in json.dumps(report)
+
+
+def test_a_gap_over_the_groups_left_says_which_group_it_left_out():
+    y_true = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0])
+    y_pred = np.array([1, 1, 1, 0, 1, 0, 1, 0, 0])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2])  # TPR 0.75 vs 0.5; group 2 has no positive
+    report = fairness.fairness_report(y_true, y_pred, {"age": groups}, {"age": "demographic"}, ["neg", "pos"])
+    assert report["attributes"]["age"]["tpr_gap"] == pytest.approx(0.25)
+    assert report["attributes"]["age"]["notes"] == [
+        "class pos: no example in group(s) 2; its gap is over the other groups"
+    ]
 
 
 def test_subgroup_accuracy_gap_is_max_minus_min():

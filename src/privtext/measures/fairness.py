@@ -9,8 +9,10 @@
 
 Empty cells: a (class, group) cell with no example of that true class in that group has no TPR and is
 skipped for that class; a class with fewer than two non-empty groups has no gap and is left out of the
-mean (it neither adds 0 nor counts in the denominator). If no class has a gap, GRMS and TPR-gap are 0.0.
-Nothing here returns NaN.
+mean (it neither adds 0 nor counts in the denominator). A gap that is not defined is NaN, never 0.0 (which
+would read as perfectly fair): TPR-gap when fewer than two groups have a positive example, GRMS when no class
+has a gap. :func:`fairness_report` writes such a value as null and says why in the attribute's ``notes``, which
+also name every group a class's gap left out.
 
 These are hand-written rather than taken from fairlearn/fairlib (fairlearn is a test dependency only), because
 the empty-cell rule must be explicit; tests/test_fairness.py holds them to fairlearn's ``MetricFrame`` on
@@ -19,6 +21,7 @@ predictions without empty cells, where the two rules agree.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -69,16 +72,36 @@ def tpr_gaps_per_class(
 
 def tpr_gap(y_true: np.ndarray, y_pred: np.ndarray, groups: np.ndarray, positive: int = 1) -> float:
     """Binary-task TPR-gap for the ``positive`` class: ``|TPR_g1 − TPR_g0|`` (largest pairwise gap with more
-    than two groups; 0.0 when fewer than two groups have a positive example)."""
-    return tpr_gaps_per_class(y_true, y_pred, groups, [positive]).get(positive, 0.0)
+    than two groups; NaN when fewer than two groups have a positive example)."""
+    return tpr_gaps_per_class(y_true, y_pred, groups, [positive]).get(positive, math.nan)
 
 
 def grms(
     y_true: np.ndarray, y_pred: np.ndarray, groups: np.ndarray, classes: Sequence[int] | None = None
 ) -> float:
-    """Root mean square over classes of the per-class TPR gap (empty cells skipped, see module docstring)."""
+    """Root mean square over classes of the per-class TPR gap (empty cells skipped, see module docstring; NaN
+    when no class has a gap)."""
     gaps = list(tpr_gaps_per_class(y_true, y_pred, groups, classes).values())
-    return float(np.sqrt(np.mean(np.square(gaps)))) if gaps else 0.0
+    return float(np.sqrt(np.mean(np.square(gaps)))) if gaps else math.nan
+
+
+def empty_cell_notes(
+    y_true: np.ndarray, groups: np.ndarray, classes: Sequence[int], label_names: Sequence[str] | None = None,
+    group_names: Sequence[str] | None = None,
+) -> list[str]:
+    """Per class, the groups present that have no example of it (their TPR, and so their part of the gap, is
+    undefined), and whether the class is left with no gap at all."""
+    y_true, groups = np.asarray(y_true), np.asarray(groups)
+    present = np.unique(groups)
+    notes = []
+    for cls in classes:
+        with_examples = set(np.unique(groups[y_true == cls]).tolist())
+        missing = [g for g in present.tolist() if g not in with_examples]
+        if missing:
+            names = ", ".join(_name(g, group_names) for g in missing)
+            consequence = "no gap for this class" if len(with_examples) < 2 else "its gap is over the other groups"
+            notes.append(f"class {_name(cls, label_names)}: no example in group(s) {names}; {consequence}")
+    return notes
 
 
 def fairness_report(
@@ -95,7 +118,9 @@ def fairness_report(
          "main": {"accuracy", "macro_f1", "n"},
          "attributes": {attr: {"kind", "subgroup_accuracy": {group: {"accuracy", "n"}}, "accuracy_gap",
                                "tpr_gap" (binary tasks only), "grms", "tpr_gap_per_class": {label: gap},
-                               "fairness" (= the headline metric)}}}
+                               "fairness" (= the headline metric), "notes": [str]}}}
+
+    A gap that is not defined is null, and ``notes`` says which class lacks which group (:func:`empty_cell_notes`).
 
     ``value_names`` maps an attribute to the names of its values (entity attributes default to
     absent/present); ``label_names`` names the main-task classes and fixes K.
@@ -119,14 +144,20 @@ def fairness_report(
             "kind": kind,
             "subgroup_accuracy": subgroups["per_group"],
             "accuracy_gap": subgroups["gap"],
-            "grms": grms(y_true, y_pred, groups, range(n_classes)),
+            "grms": _defined(grms(y_true, y_pred, groups, range(n_classes))),
             "tpr_gap_per_class": {_name(c, label_names): g for c, g in gaps.items()},
+            "notes": empty_cell_notes(y_true, groups, [1] if binary else range(n_classes), label_names, names),
         }
         if binary:
-            entry["tpr_gap"] = tpr_gap(y_true, y_pred, groups)
+            entry["tpr_gap"] = _defined(tpr_gap(y_true, y_pred, groups))
         entry["fairness"] = entry["tpr_gap"] if binary else entry["grms"]
         report["attributes"][attribute] = entry
     return report
+
+
+def _defined(value: float) -> float | None:
+    """JSON has no NaN: an undefined gap is written as null (its reason is in the attribute's notes)."""
+    return None if math.isnan(value) else value
 
 
 def _name(value: Any, names: Sequence[str] | None) -> str:
