@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import SNAKEMAKE, copy_project
+from conftest import PROJECT_ROOT, SNAKEMAKE, copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -75,18 +75,20 @@ def _add_entry(path: Path, opening: str, line: str) -> None:
 
 # --- a method -----------------------------------------------------------------------------------------------
 
-METHOD_MODULE = '''"""DPNR's model with the L1 layer (Lap(Δ₁/ε) after L1 clipping) instead of min-max normalisation."""
-
-from privtext.methods.dpnr import SPEC as DPNR
-from privtext.methods.spec import MethodSpec
-
-SPEC = MethodSpec("dpnr_l1", grid_params=("epsilon",), defaults={**DPNR.defaults, "layer": "l1", "epsilon": 1.0})
-'''
+def _extending_example(marker: str) -> str:
+    """The python block of docs/extending.md whose first line is the comment ``marker`` (a file's path)."""
+    page = (PROJECT_ROOT / "docs/extending.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", page, flags=re.S) if b.startswith(marker + "\n")]
+    assert len(blocks) == 1, f"docs/extending.md has no single python block starting with {marker!r}"
+    return blocks[0][len(marker) + 1:]
 
 
 def test_a_new_method_is_one_spec_module_and_one_registry_line(project, tmp_path):
     # "A method is a spec module plus one line in METHODS": no label, colour or marker, no other list.
-    (project / "src/privtext/methods/dpnr_l1.py").write_text(METHOD_MODULE)
+    # docs/extending.md's worked example, as written: the module, then its line in the registry.
+    assert not (project / "src/privtext/methods/dpnr_l1.py").exists()
+    (project / "src/privtext/methods/dpnr_l1.py").write_text(_extending_example("# src/privtext/methods/dpnr_l1.py"))
+    assert 'Then add `"dpnr_l1",` to the `_specs(...)` call' in (PROJECT_ROOT / "docs/extending.md").read_text()
     _add_entry(project / "src/privtext/methods/__init__.py", "METHODS: dict[str, MethodSpec] = _specs(", '"dpnr_l1",')
 
     # The registry's checks: the method trains and releases, its spec is well-formed, and every table and
