@@ -116,6 +116,23 @@ claims-full: $(STAMP)
 	$(LOCAL_SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS) --config $(CONFIG_OVERRIDES) 'run_studies=[claims_full,claims_full_mu,$(SEED_SHAPE)]' \
 		'claims_studies=[claims_full,claims_full_mu]' 'train={max_train: null}' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
+# One paper table or figure and only what it needs (docs/reproducing.md, "One table or figure"), e.g.
+# make results/figures/dpnr/figure3.png: the registry (python -m privtext.report.artefacts studies FILE) gives the
+# artefact's studies, run as `make run` runs, with the file as Snakemake's only target, so no other study or
+# dataset is built. Naming the studies matters: an artefact whose studies are not in run_studies gets no inputs.
+# extra/* read the studies you name: make results/tables/extra/effective_epsilon.csv STUDIES=cape_main.
+# ARTEFACT_CONFIG adds settings: make FILE ARTEFACT_CONFIG="'grid_shrink={seeds: 1, values: 2}' 'datasets=[demo]'".
+# FORCE: an existing file is Snakemake's to judge, not make's.
+STUDIES ?=
+ARTEFACT_CONFIG ?=
+ARTEFACT_RECIPE = studies=$$($(BIN)/python -m privtext.report.artefacts studies $(call shell_word,$@) $(call shell_word,$(STUDIES))) && \
+	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) "run_studies=[$$studies]" $(ARTEFACT_CONFIG) -- $(call shell_word,$@)
+.PHONY: FORCE
+results/tables/%: $(STAMP) FORCE
+	$(ARTEFACT_RECIPE)
+results/figures/%: $(STAMP) FORCE
+	$(ARTEFACT_RECIPE)
+
 dryrun: $(STAMP)
 	$(BIN)/snakemake -n $(SNAKEMAKE_CONFIG)
 

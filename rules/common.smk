@@ -321,9 +321,7 @@ def artefact_paper(artefact):
 
 
 def artefact_outputs(artefact):
-    kind = ARTEFACTS[artefact].kind
-    folder, suffixes = ("tables", ("csv", "md", "tex")) if kind == "table" else ("figures", ("png", "pdf"))
-    return [f"results/{folder}/{artefact}.{suffix}" for suffix in suffixes]
+    return list(ARTEFACTS[artefact].files)
 
 
 # The one spelling of the ε audit's and the claims' output paths (their rules and the targets use these).

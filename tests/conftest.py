@@ -82,6 +82,24 @@ def copy_project(destination: Path, names: tuple[str, ...]) -> Path:
     return destination
 
 
+INSTALL_INPUTS = ("pyproject.toml", "requirements.lock", "requirements-slurm.lock")  # what the .venv stamp is made from
+
+
+def installed_copy(folder: Path, names: tuple[str, ...]) -> Path:
+    """``folder/project``: a copy of the project's ``names`` (with the install inputs) whose ``.venv`` is the
+    installed one, older inputs than its stamp so that make installs nothing, and ``folder/shared`` the shared
+    folder when it sits beside the project, as in a clone (make then passes the mirror and the papers' numbers)."""
+    stamp = PROJECT_ROOT / ".venv" / ".privtext-installed"
+    assert stamp.exists(), "make install first (make test does)"
+    copy = copy_project(folder / "project", tuple(dict.fromkeys((*names, *INSTALL_INPUTS))))
+    (copy / ".venv").symlink_to(PROJECT_ROOT / ".venv")
+    for name in INSTALL_INPUTS:
+        os.utime(copy / name, (stamp.stat().st_mtime - 1, stamp.stat().st_mtime - 1))
+    if SHARED.is_dir():
+        (folder / "shared").symlink_to(SHARED)
+    return copy
+
+
 def planned_job_counts(dry_run_stdout: str) -> dict[str, int]:
     """Rule -> jobs of a Snakemake dry run's "Job stats" table (its total left out); {} when nothing is planned."""
     if "Job stats:" not in dry_run_stdout:

@@ -56,7 +56,9 @@ def test_named_make_targets_and_config_keys_exist():
     missing = []
     for doc in DOCS:
         text = doc.read_text()
-        missing += [f"{doc.name}: make {t}" for t in re.findall(r"`make ([a-z][a-z-]*)", text) if t not in targets]
+        # `make results/...` names a file, built by the Makefile's pattern rules: tests/test_reproducing.py checks those
+        named = re.findall(r"`make ([a-z][a-z-]*)(?![\w/.-])", text)
+        missing += [f"{doc.name}: make {t}" for t in named if t not in targets]
         # keys set on a command line: --config 'key=...', CLAIMS_CONFIG='key=...'
         for command in re.findall(r"(?:--config|CLAIMS_CONFIG=)((?:\s*'?[a-z_]+=[^\s`]*)+)", text):
             missing += [f"{doc.name}: config key {k}" for k in re.findall(r"'?([a-z_]+)=", command) if k not in keys]

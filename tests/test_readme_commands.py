@@ -9,26 +9,18 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import PROJECT_ROOT, copy_project
+from conftest import PROJECT_ROOT, installed_copy
 
 pytestmark = pytest.mark.slow
 
-COPIED = ("Makefile", "Snakefile", "config.yaml", "pyproject.toml", "requirements.lock", "README.md", "src", "rules",
-          "workflow", "schemas", "profiles", "envs")
+COPIED = ("Makefile", "Snakefile", "config.yaml", "README.md", "src", "rules", "workflow", "schemas", "profiles",
+          "envs")
 SUBSET_COMMAND = "make claims CLAIMS_CONFIG='datasets=[demo]'"
 
 
 def test_the_readme_claims_subset_command_runs_and_says_which_rows_it_left_out(tmp_path):
     assert SUBSET_COMMAND in (PROJECT_ROOT / "README.md").read_text()
-    stamp = PROJECT_ROOT / ".venv" / ".privtext-installed"
-    assert stamp.exists(), "make install first (make test does)"
-    copy = copy_project(tmp_path / "project", COPIED)
-    (copy / ".venv").symlink_to(PROJECT_ROOT / ".venv")  # installed: make sees its stamp and installs nothing
-    for name in ("pyproject.toml", "requirements.lock"):
-        os.utime(copy / name, (stamp.stat().st_mtime - 1, stamp.stat().st_mtime - 1))
-    shared = PROJECT_ROOT.parent / "shared"
-    if shared.is_dir():  # beside the project, as in a clone: make passes the mirror and the papers' numbers
-        (tmp_path / "shared").symlink_to(shared)
+    copy = installed_copy(tmp_path, COPIED)
     environment = {**os.environ, "PYTHONPATH": str(copy / "src")}  # the copy's library, not the installed one
     result = subprocess.run(["bash", "-c", SUBSET_COMMAND], cwd=copy, env=environment, capture_output=True,
                             text=True, timeout=3600)

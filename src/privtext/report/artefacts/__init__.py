@@ -8,6 +8,7 @@ or a figure, which studies' measures it needs (empty: any study given) and how t
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -29,6 +30,12 @@ class Artefact:
     kind: str
     studies: tuple[str, ...]
     builder: str  # "module:function" within privtext.report.artefacts, imported when the artefact is built
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files its rule writes, relative to the project (the one spelling: rules and `make <file>` read it)."""
+        folder, suffixes = ("tables", ("csv", "md", "tex")) if self.kind == "table" else ("figures", ("png", "pdf"))
+        return tuple(f"results/{folder}/{self.name}.{suffix}" for suffix in suffixes)
 
     @property
     def build(self) -> Callable[[ArtefactInputs], Any]:
@@ -115,10 +122,23 @@ def build_artefact(
         return save_figure(result, out_prefix)
 
 
+def artefact_of_file(path: str | Path) -> Artefact:
+    """The artefact that writes ``path`` (e.g. ``results/figures/dpnr/figure3.png``); ValueError naming the path and
+    where the list is when none does."""
+    wanted = os.path.normpath(str(path))
+    for artefact in ARTEFACTS.values():
+        if wanted in artefact.files:
+            return artefact
+    raise ValueError(
+        f"{path} is not a file of a paper table or figure; every one is listed in docs/reproducing.md, "
+        "\"One table or figure\" (the ARTEFACTS registry, src/privtext/report/artefacts/__init__.py)"
+    )
+
+
 def _lookup(name: str) -> Artefact:
     if name not in ARTEFACTS:
         raise ValueError(f"unknown artefact {name!r}; known: {', '.join(ARTEFACTS)}")
     return ARTEFACTS[name]
 
 
-__all__ = ["ARTEFACTS", "Artefact", "artefact_inputs", "build_artefact", "KINDS"]
+__all__ = ["ARTEFACTS", "Artefact", "artefact_inputs", "artefact_of_file", "build_artefact", "KINDS"]
