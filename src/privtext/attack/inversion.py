@@ -111,11 +111,7 @@ def best_threshold(scores: np.ndarray, truth: np.ndarray) -> tuple[float, float]
     values, inverse = np.unique(scores.ravel(), return_inverse=True)
     positives = np.bincount(inverse, weights=truth.ravel().astype(float), minlength=len(values))
     counts = np.bincount(inverse, minlength=len(values)).astype(float)
-    # predicting score >= values[i] predicts every pair at or above it: cumulative sums from the top
-    tp, n_predicted = np.cumsum(positives[::-1])[::-1], np.cumsum(counts[::-1])[::-1]
-    f1 = 2 * tp / (n_predicted + truth.sum())
-    best = len(values) - 1 - int(np.argmax(f1[::-1]))  # argmax takes the first: from the top, the highest t
-    return (float(values[best]), float(f1[best])) if f1[best] > 0 else (float("inf"), 0.0)
+    return _best_of_counts(values, positives, counts, truth.sum())
 
 
 def frequency_threshold(frequency: np.ndarray, truth: np.ndarray) -> float:
@@ -124,10 +120,19 @@ def frequency_threshold(frequency: np.ndarray, truth: np.ndarray) -> float:
     values, inverse = np.unique(frequency, return_inverse=True)
     positives = np.bincount(inverse, weights=truth.sum(axis=0, dtype=np.float64), minlength=len(values))
     counts = np.bincount(inverse, minlength=len(values)).astype(float) * len(truth)
+    return _best_of_counts(values, positives, counts, truth.sum())[0]
+
+
+def _best_of_counts(
+    values: np.ndarray, positives: np.ndarray, counts: np.ndarray, n_true: float
+) -> tuple[float, float]:
+    """Of the distinct scores ``values`` (ascending), with the true pairs and all pairs at each, the threshold of
+    best micro F1 and that F1; ties go to the highest, and ``(inf, 0.0)`` when no threshold finds a true pair."""
+    # predicting score >= values[i] predicts every pair at or above it: cumulative sums from the top
     tp, n_predicted = np.cumsum(positives[::-1])[::-1], np.cumsum(counts[::-1])[::-1]
-    f1 = 2 * tp / (n_predicted + truth.sum())
-    best = len(values) - 1 - int(np.argmax(f1[::-1]))  # as best_threshold: ties go to the highest threshold
-    return float(values[best]) if f1[best] > 0 else float("inf")
+    f1 = 2 * tp / (n_predicted + n_true)
+    best = len(values) - 1 - int(np.argmax(f1[::-1]))  # argmax takes the first: from the top, the highest t
+    return (float(values[best]), float(f1[best])) if f1[best] > 0 else (float("inf"), 0.0)
 
 
 def frequency_baseline(words: Mapping[str, np.ndarray]) -> dict[str, Any]:
