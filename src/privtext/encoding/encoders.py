@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from privtext.runtime.devices import autocast, autocast_dtype, resolve_device
-from privtext.encoding.names import DEFAULT_ENCODER, FOLDER_REVISION_PATTERN, is_local_folder
+from privtext.encoding.names import DEFAULT_ENCODER, is_local_folder, missing_folder, revision_form_problem
 from privtext.runtime.provenance import sha256_bytes, sha256_file
 from privtext.runtime.threads import limited_threads
 
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 # commit, so its files are the revision: another package version fails to load instead of silently
 # changing every feature.
 MINILM_REVISION = "f94c6d4ba4a9d56144bfee12caef9d85dc1370931712814b26dcee41673ee1e4"
-FOLDER_REVISION = re.compile(FOLDER_REVISION_PATTERN)
 
 
 class EncoderError(RuntimeError):
@@ -130,16 +129,15 @@ def resolve_encoder(name: str = DEFAULT_ENCODER, revision: str | None = None) ->
         folder: Path | None = minilm_folder()
         revision = revision or MINILM_REVISION
     elif is_local_folder(name):
+        if problem := missing_folder(name):
+            raise EncoderError(f"encoder: {problem}")
         folder = Path(name).expanduser().resolve()
-        if not folder.is_dir():
-            raise EncoderError(f"encoder '{name}' looks like a path but '{folder}' is not a folder")
     else:
         folder = None
     file_hashes = None
     if folder is not None:
-        if revision is not None and not FOLDER_REVISION.fullmatch(revision):
-            raise EncoderError(f"encoder '{name}' is a folder: its revision is the sha256 of its files (64 lowercase "
-                               f"hex digits, as meta.json records it in encoder_files_sha256), got {revision!r}")
+        if revision is not None and (problem := revision_form_problem(name, revision)):
+            raise EncoderError(f"encoder: {problem}")
         file_hashes = folder_file_hashes(folder)
         if revision is not None and folder_sha256(folder, file_hashes) != revision:
             raise EncoderError(

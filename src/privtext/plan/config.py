@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from privtext.encoding.names import DEFAULT_ENCODER, FOLDER_REVISION_PATTERN, is_local_folder
+from privtext.encoding.names import missing_folder, revision_form_problem
 from privtext.plan.grid import ENCODER_NAME_PATTERN, NAME_PATTERN, encoder_slug
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -285,23 +285,12 @@ def check_config(config: dict[str, Any]) -> None:
             "one cue at most, so they must sum to at most 1")
 
 
-HUB_REVISION_PATTERN = r"[A-Za-z0-9._/-]{1,255}"  # a commit, tag or branch name
-
-
 def _check_encoder(name: str, revision: str | None) -> None:
     """An encoder name written as a path names an existing folder; its revision has the form its kind takes."""
-    local = name == DEFAULT_ENCODER or is_local_folder(name)
-    if name != DEFAULT_ENCODER and local and not Path(name).expanduser().is_dir():
-        raise ConfigError(f"invalid config key 'encoder.name': {name!r} is written as a path but is not a folder; "
-                          "expected a local model folder, or a Hugging Face id such as 'org/model'")
-    if revision is None:
-        return
-    pattern = FOLDER_REVISION_PATTERN if local else HUB_REVISION_PATTERN
-    if not re.fullmatch(pattern, revision):
-        expected = ("the sha256 of the encoder's files (64 lowercase hex digits, as meta.json records it in "
-                    "encoder_files_sha256)" if local else "a commit, tag or branch name")
-        raise ConfigError(f"invalid config key 'encoder.revision': {revision!r} for encoder {name!r}; expected "
-                          f"{expected}")
+    if problem := missing_folder(name):
+        raise ConfigError(f"invalid config key 'encoder.name': {problem}")
+    if revision is not None and (problem := revision_form_problem(name, revision)):
+        raise ConfigError(f"invalid config key 'encoder.revision': {problem}")
 
 
 def check_import_path(workflow_src: str | Path) -> None:
