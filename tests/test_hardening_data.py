@@ -8,7 +8,6 @@ import bz2
 import hashlib
 import io
 import json
-import os
 import pickle
 import subprocess
 import sys

@@ -5,7 +5,6 @@ server a job runs in its own process. Its results against jobs run alone: tests/
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
