@@ -294,6 +294,16 @@ def test_a_part_resting_on_an_unconverged_run_is_untestable_with_that_reason():
     assert row["holds"] == "untestable" and "5 of its 10 runs took fewer optimiser steps" in row["reason"]
     assert row["converged"] == "yes" and row["train_rows"] == "100 of 250 (capped)"
 
+    class FourEpochEvidence(Evidence):  # DPNR's 4-epoch schedule: the rule cannot tell, which is not "still climbing"
+        def run_info(self, run_dir):
+            few = "/dpnr_adv/" in run_dir
+            return {"n_train": 100, "converged": False, "epochs_run": 4 if few else 20}
+
+    row = _row(claims_table(inputs, ["D2"], evidence=FourEpochEvidence()), "D2")
+    assert row["holds"] == "untestable" and row["converged"] == "no"
+    assert "5 of its 10 runs ran 4 epochs, too few for the convergence rule to tell" in row["reason"]
+    assert "it needs 10" in row["reason"] and "5 of its 10 runs did not converge" in row["reason"]
+
 
 def test_the_audit_row_holds_when_a_bound_beats_the_nominal_epsilon_and_none_beats_d_times_it():
     audit = pd.DataFrame({"mechanism": ["minmax", "minmax", "l1"], "D": [50, 384, 50],

@@ -28,7 +28,7 @@ from privtext.claims.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, A
                                       PartJudgement, judge, paper_reading)
 from privtext.methods.spec import TRAINING_RULE
 from privtext.report.artefacts.common import ArtefactInputs
-from privtext.training.loop import CONVERGENCE_RULE
+from privtext.training.loop import CONVERGENCE_RULE, PLATEAU_WINDOW
 
 CLAIMS: dict[str, Claim] = {c.id: c for c in (*dpnr.CLAIMS, *cape.CLAIMS, *federate.CLAIMS)}
 PAPER_QUOTE_FILES = {"DPNR": ("dpnr.md", "dpnr.pdf-text.txt", "dpnr.tex-text.txt"), "CAPE": ("cape.txt",),
@@ -119,24 +119,39 @@ def _per_seed(parts: Sequence[Part]) -> str:
                         "df": p.estimate.df} for p in parts], allow_nan=True, ensure_ascii=False)
 
 
+RULE_EPOCHS = 2 * PLATEAU_WINDOW  # the epochs privtext.training.loop.converged needs to tell a plateau
+
+
 def _unconverged(ctx: ClaimContext, part: Part) -> Part:
-    """A part resting on a run that did not converge, or took fewer optimiser steps than the training rule
-    asks (:meth:`privtext.training.loop.TrainingSettings.required_steps`), cannot be judged: it says so."""
+    """A part resting on a run that did not converge, ran too few epochs for the convergence rule to tell, or
+    took fewer optimiser steps than the training rule asks
+    (:meth:`privtext.training.loop.TrainingSettings.required_steps`), cannot be judged: it says which."""
     if part.blocker or ctx.evidence is None:
         return part
     info = {r: ctx.evidence.run_info(r) for r in part.runs}
     short = [r for r, i in info.items()
              if i.get("required_steps") is not None and (i.get("optimizer_steps") or 0) < i["required_steps"]]
     stale = [r for r, i in info.items() if i.get("converged") is False]
+    # Fewer epochs than the rule's two windows (and no early stop): the rule cannot tell a plateau at all, which
+    # is not the same as having seen the runs still climb (DPNR's own fine-tuning schedule is 4 epochs).
+    too_short = [r for r in stale if info[r].get("epochs_run") is not None and info[r]["epochs_run"] < RULE_EPOCHS]
+    climbing = [r for r in stale if r not in too_short]
     if short:
         return dataclasses.replace(part, blocker=f"{len(short)} of its {len(part.runs)} runs took fewer optimiser "
                                                  f"steps than the training rule asks ({TRAINING_RULE['min_epochs']} "
                                                  f"epochs of at least {TRAINING_RULE['min_steps_per_epoch']} steps); "
                                                  "train them longer")
-    if stale:
-        return dataclasses.replace(part, blocker=f"{len(stale)} of its {len(part.runs)} runs did not converge "
-                                                 f"({CONVERGENCE_RULE}); train them longer")
-    return part
+    reasons = []
+    if too_short:
+        epochs = sorted({int(info[r]["epochs_run"]) for r in too_short})
+        ran = f"{epochs[0]}" if len(epochs) == 1 else f"{epochs[0]} to {epochs[-1]}"
+        reasons.append(f"{len(too_short)} of its {len(part.runs)} runs ran {ran} epochs, too few for the convergence "
+                       f"rule to tell ({CONVERGENCE_RULE}: it needs {RULE_EPOCHS}); train them for at least "
+                       f"{RULE_EPOCHS} epochs")
+    if climbing:
+        reasons.append(f"{len(climbing)} of its {len(part.runs)} runs did not converge ({CONVERGENCE_RULE}); "
+                       "train them longer")
+    return dataclasses.replace(part, blocker="; ".join(reasons)) if reasons else part
 
 
 SeedFamilies = Mapping[tuple[str, str], str]  # {(dataset, method): blocker, '' if clear}: family_reasons
