@@ -13,9 +13,11 @@
    packs up to --points-per-job points that become ready together (those sharing one extraction), so it is
    the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
    extraction); local rules (downloads, tables, figures) are not submitted.
-3. CPU-hours: each planned job costs the mean `s` (wall seconds) of the benchmark files (`benchmark:` directive,
+3. CPU-hours: each planned job costs the mean `s` (wall seconds, times the threads of a fine-tuned point, which
+   holds finetune.threads cores) of the benchmark files (`benchmark:` directive,
    results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same rule and method,
-   else of the rule; the basis of each figure is printed. A job that ran in a warm worker (privtext.runtime.warm;
+   else of the rule (a fine-tuned point's method counts apart from the same method on frozen features: its
+   train job takes minutes, not seconds; its rows are finetune.max_train where set); the basis of each figure is printed. A job that ran in a warm worker (privtext.runtime.warm;
    its log's first line says so) costs COLD_START more for its rule, measured (on a cluster each job is a process
    of its own; --as-measured leaves it out). A train job's training grows with the rows it trains on: where the
    measured job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training
@@ -56,6 +58,8 @@ from statistics import mean
 from typing import NamedTuple
 
 import yaml
+
+from privtext.plan.grid import FINETUNE_SUFFIX  # a fine-tuned point's encoder segment ends with it
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED = PROJECT_ROOT.parent / "shared"
@@ -115,14 +119,20 @@ def planned_jobs(workdir: Path, studies: list[str] = PAPER_STUDIES, settings: di
     return jobs
 
 
+def method_kind(method: str, encoder: str) -> str:
+    """The method as costed: a fine-tuned point's train job takes minutes where the same method on frozen
+    features takes seconds, so the two are never averaged together."""
+    return method + FINETUNE_SUFFIX if encoder.endswith(FINETUNE_SUFFIX) else method
+
+
 def benchmark_rows(roots: list[Path]):
-    """(rule, dataset, method), row, root, file of every benchmark file under roots (results/benchmarks/...): a
-    row holds Snakemake's columns (``s`` wall seconds, ``cpu_time``, ``max_rss`` ...)."""
+    """(rule, dataset, method kind), row, root, file of every benchmark file under roots (results/benchmarks/...):
+    a row holds Snakemake's columns (``s`` wall seconds, ``cpu_time``, ``max_rss`` ...)."""
     for root in roots:
         for tsv in root.glob("**/*.tsv"):
             parts = tsv.relative_to(root).parts
             if parts[0] == "runs":  # runs/{dataset}/{encoder}/{method}/.../{rule}.tsv
-                key = (tsv.stem, parts[1], parts[3])
+                key = (tsv.stem, parts[1], method_kind(parts[3], parts[2]))
             elif parts[0] == "data":  # data/{dataset}.tsv
                 key = ("build_dataset", tsv.stem, "")
             elif parts[0] == "embed":  # embed/{dataset}/...
@@ -137,7 +147,8 @@ def benchmark_rows(roots: list[Path]):
 class Sample(NamedTuple):
     """One measured job: its wall seconds; for a train job whose run folder holds its metrics.json, the
     seconds that grow with the training rows, the rows it trained on and its batch rule (the method's batch and
-    the fewest optimiser steps an epoch takes); whether it ran in a warm worker."""
+    the fewest optimiser steps an epoch takes) and the threads it computed with (a fine-tuned point holds
+    finetune.threads cores; every other job one); whether it ran in a warm worker."""
 
     wall: float
     training: float = 0.0
@@ -145,6 +156,7 @@ class Sample(NamedTuple):
     batch: int | None = None
     min_steps: int = 1
     warm: bool = False
+    threads: int = 1
 
     def steps_per_epoch(self, rows: int) -> int:
         """Optimiser steps an epoch takes on ``rows`` under the training rule (the loop's own batch rule)."""
@@ -154,18 +166,19 @@ class Sample(NamedTuple):
         return math.ceil(rows / rule.batch_size_for(rows))
 
     def at(self, rows: int | None, cold_start: float = 0.0, bound: str = "high") -> float:
-        """Wall seconds of the same job training on ``rows`` (None or unmeasured: as measured), in a process of
-        its own (a job measured in a warm worker pays ``cold_start`` more). The training part grows with the
-        optimiser steps (a step costs what it did) or with the rows (a step costs in proportion to its batch).
-        A step costs at least what it did on a smaller batch and at most in proportion to the batch, so with the
-        same epochs the two bound the cost at other rows: ``bound`` "low" is the smaller, "high" the larger."""
+        """Core-seconds (wall seconds times the threads it held) of the same job training on ``rows`` (None or
+        unmeasured: as measured), in a process of its own (a job measured in a warm worker pays ``cold_start``
+        more). The training part grows with the optimiser steps (a step costs what it did) or with the rows (a
+        step costs in proportion to its batch). A step costs at least what it did on a smaller batch and at most
+        in proportion to the batch, so with the same epochs the two bound the cost at other rows: ``bound`` "low"
+        is the smaller, "high" the larger."""
         wall = self.wall + (cold_start if self.warm else 0.0)
-        if rows is None or not self.rows:
-            return wall
-        ratios = [rows / self.rows]
-        if self.batch:
-            ratios.append(self.steps_per_epoch(rows) / self.steps_per_epoch(self.rows))
-        return wall + self.training * ((min if bound == "low" else max)(ratios) - 1)
+        if rows is not None and self.rows:
+            ratios = [rows / self.rows]
+            if self.batch:
+                ratios.append(self.steps_per_epoch(rows) / self.steps_per_epoch(self.rows))
+            wall += self.training * ((min if bound == "low" else max)(ratios) - 1)
+        return wall * self.threads
 
 
 BOUNDS = ("low", "high")
@@ -191,13 +204,14 @@ def training_part(metrics: Path) -> dict | None:
     """What a finished run folder's metrics.json says of its training (None without one): ``training``, its
     ``seconds`` (data, fit, releases) less the per-epoch dev passes (dev is never capped); ``rows`` trained on;
     the method's ``batch`` and ``min_steps`` (the training rule's fewest steps an epoch; absent for a method
-    without minibatches)."""
+    without minibatches); the ``threads`` it computed with."""
     if not metrics.is_file():
         return None
     record = json.loads(metrics.read_text())
     dev = sum(epoch.get("dev_seconds", 0.0) for epoch in record.get("history", {}).get("epochs", []))
     hyperparameters = record.get("hyperparameters", {})
-    part = {"training": max(0.0, float(record["seconds"]) - dev), "rows": int(record["n_train"])}
+    part = {"training": max(0.0, float(record["seconds"]) - dev), "rows": int(record["n_train"]),
+            "threads": int(record.get("threads") or 1)}
     if hyperparameters.get("batch_size"):
         part.update(batch=int(hyperparameters["batch_size"]),
                     min_steps=int(hyperparameters.get("min_steps_per_epoch", 1)))
@@ -205,7 +219,7 @@ def training_part(metrics: Path) -> dict | None:
 
 
 def benchmark_seconds(roots: list[Path]) -> dict[tuple, list[Sample]]:
-    """(rule, dataset, method) -> every benchmark file's measured job under roots (results/benchmarks/...);
+    """(rule, dataset, method kind) -> every benchmark file's measured job under roots (results/benchmarks/...);
     a train job's training part from results/runs beside it (:func:`training_part`)."""
     samples = defaultdict(list)
     for key, row, root, tsv in benchmark_rows(roots):
@@ -391,6 +405,8 @@ def main() -> None:
         # the plan's training cap: --set's, else config.yaml's
         max_train = settings.get("train", {}).get(
             "max_train", yaml.safe_load((PROJECT_ROOT / "config.yaml").read_text())["train"]["max_train"])
+        # a fine-tuned point's cap: finetune.max_train where set, else the same (workflow/scripts/train.py)
+        tuned_max_train = settings.get("finetune", {}).get("max_train", max_train)
         per_rule = Counter(rule for rule, _, _ in jobs)
         # a dry run without the SLURM executor prints every job as local: the rules decide (localrule: True)
         local = [rule for rule, _, _ in jobs if rule not in (*GROUPED, *REMOTE_ALONE, "all")]
@@ -399,14 +415,17 @@ def main() -> None:
         basis, cost = Counter(), {kind: Counter() for kind in (*BOUNDS, "measured")}
         by_dataset = {kind: Counter() for kind in (*BOUNDS, "measured")}  # the grid rules' seconds
         costs: dict[tuple, tuple[dict[str, float], Counter]] = {}  # 60,000 jobs over a few hundred kinds
-        planned_rows: dict[str, int | None] = {}
+        planned_rows: dict[tuple[str, bool], int | None] = {}  # (dataset, fine-tuned): rows
         for rule, is_local, wildcards in jobs:
             if rule == "all":
                 continue
-            dataset, method = wildcards.get("dataset", ""), wildcards.get("method", "")
+            dataset, encoder = wildcards.get("dataset", ""), wildcards.get("encoder", "")
+            method = method_kind(wildcards.get("method", ""), encoder)
             rows = None
             if rule == "train":
-                rows = planned_rows.setdefault(dataset, training_rows(data_dirs, dataset, max_train))
+                tuned = method.endswith(FINETUNE_SUFFIX)
+                rows = planned_rows.setdefault((dataset, tuned), training_rows(
+                    data_dirs, dataset, tuned_max_train if tuned else max_train))
             kind = (rule, dataset, method, rows)
             if kind not in costs:
                 found = Counter()
@@ -452,9 +471,11 @@ def main() -> None:
     print(f"  local (submitting host)        {len(local):>10,}")
     print(f"sbatch submissions               {group_jobs + alone:>10,}  ({group_jobs:,} group jobs of <= {args.points_per_job} points"
           f" over {len(points_per_extraction)} extractions + {alone} data/extraction jobs)")
-    cap = max_train if max_train is not None else "null"
+    cap = f"train.max_train {max_train if max_train is not None else 'null'}"
+    if any(method.endswith(FINETUNE_SUFFIX) for _, _, method, _ in costs):
+        cap += f", finetune.max_train {tuned_max_train if tuned_max_train is not None else 'null'}"
     print(f"CPU-hours (remote jobs)          {hours(remote['low']):>10} to {hours(remote['high'])}  "
-          f"({per_point['low']:.1f} to {per_point['high']:.1f} s per grid point; training at train.max_train {cap}, "
+          f"({per_point['low']:.1f} to {per_point['high']:.1f} s per grid point; training at {cap}, "
           "scaled from the measured jobs: bounds by optimiser steps and by rows)")
     print(f"  every job at its measured size {hours(remote['measured']):>10}  (train jobs "
           f"{hours(cost['measured']['train'])} measured; "
@@ -482,10 +503,12 @@ def main() -> None:
               + ", ".join(f"{rule} {n:,}" + ("" if args.as_measured else f" (+{COLD_START.get(rule, 0.0):g} s)")
                           for rule, n in warm.most_common()))
     print("training rows per planned train job (the measured train jobs' rows, where their metrics.json was found):")
-    for dataset, rows in sorted(planned_rows.items()):
-        seen = sorted({s.rows for (rule, d, _), values in measured.items() if rule == "train" and d == dataset
+    for (dataset, tuned), rows in sorted(planned_rows.items()):
+        seen = sorted({s.rows for (rule, d, m), values in measured.items()
+                       if rule == "train" and d == dataset and m.endswith(FINETUNE_SUFFIX) == tuned
                        for s in values if s.rows})
-        print(f"  {dataset:<42} {f'{rows:,}' if rows else 'unknown: as measured':>10}  "
+        label = f"{dataset}, fine-tuned" if tuned else dataset
+        print(f"  {label:<42} {f'{rows:,}' if rows else 'unknown: as measured':>10}  "
               f"(measured: {', '.join(f'{n:,}' for n in seen) if seen else 'none on this dataset'})")
     print("basis of the disk footprint (grid points: where the figure came from):")
     for (part, level), n in sorted(disk_basis.items()):

@@ -156,3 +156,33 @@ def test_every_dataset_plans_those_whose_raw_files_are_not_here(tmp_path):
     trained = {(w["dataset"], w["method"]) for rule, _, w in jobs if rule == "train"}
     assert {("twitter", "federate"), ("bios", "federate"), ("adult", "federate")} <= trained
     assert not user_raw.exists()
+
+
+def test_a_fine_tuned_point_is_costed_apart_from_the_same_method_on_frozen_features(tmp_path):
+    results = tmp_path / "results"
+    frozen, tuned = (f"ag_dpnr/{encoder}/dpnr/mu~0/epsilon~0.5/seed~10" for encoder in ("minilm", "minilm+finetune"))
+    _benchmark(results, frozen, "train", 3.0)
+    _benchmark(results, tuned, "train", 780.0)
+
+    measured = paper_scale.benchmark_seconds([results / "benchmarks"])
+    assert measured[("train", "ag_dpnr", "dpnr")] == [paper_scale.Sample(3.0)]
+    assert measured[("train", "ag_dpnr", "dpnr+finetune")] == [paper_scale.Sample(780.0)]
+    assert paper_scale.method_kind("dpnr", "minilm+finetune") == "dpnr+finetune"
+    assert paper_scale.method_kind("dpnr", "minilm") == "dpnr"
+    basis = Counter()
+    assert paper_scale.job_seconds("train", "ag_dpnr", "dpnr+finetune", measured, basis) == pytest.approx(780.0)
+    assert paper_scale.job_seconds("train", "ag_dpnr", "dpnr", measured, basis) == pytest.approx(3.0)
+
+
+def test_a_job_that_held_two_cores_costs_twice_its_wall_seconds(tmp_path):
+    results = tmp_path / "results"
+    point = "ag_dpnr/minilm+finetune/dpnr/mu~0/epsilon~0.5/seed~10"
+    _benchmark(results, point, "train", 780.0)
+    metrics = results / "runs" / point / "metrics.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text(json.dumps({"seconds": 700.0, "n_train": 2_000, "threads": 2, "history": {"epochs": []}}))
+
+    [sample] = paper_scale.benchmark_seconds([results / "benchmarks"])[("train", "ag_dpnr", "dpnr+finetune")]
+    assert sample.threads == 2
+    assert sample.at(None) == pytest.approx(1_560.0)
+    assert sample.at(4_000) == pytest.approx(2 * (780 + 700))  # twice the rows: the training part twice, on 2 cores
