@@ -100,7 +100,7 @@ claims: $(STAMP)
 	$(WARM) $(LOCAL_SNAKEMAKE) --cores all --config $(CONFIG_OVERRIDES) 'run_studies=[claims,claims_cape,claims_federate,claims_federate_eps,claims_mu,$(SEED_SHAPE)]' run_audit=true $(CLAIMS_ATTACK) $(CLAIMS_CONFIG)
 
 # make claims and the arm that trains the encoder through the noise, as DPNR did (study claims_finetune: D1 and D8 on
-# fine-tuned runs, each on 2,000 training rows). After make claims it adds only that arm: about 7 CPU-hours, 3.5 h
+# fine-tuned runs, each on 2,000 training rows). After make claims it adds only that arm: about 7.4 CPU-hours, 3.7 h
 # on 2 cores with AVX-512 and no GPU (docs/claims.md, "The fine-tuned arm"; benchmarks/paper_scale.py --studies
 # claims_finetune --set 'finetune={max_train: 2000}'), minutes on one GPU (CLAIMS_CONFIG='train={device: cuda}').
 CLAIMS_STUDIES := claims,claims_cape,claims_federate,claims_federate_eps,claims_mu
