@@ -14,13 +14,14 @@
    the sum over extractions of ceil(points / points-per-job), plus one per ungrouped remote job (data,
    extraction); local rules (downloads, tables, figures) are not submitted.
 3. CPU-hours: each planned job costs the mean `s` (wall seconds, times the threads of a fine-tuned point, which
-   holds finetune.threads cores) of the benchmark files (`benchmark:` directive,
-   results/benchmarks/**.tsv) of the same rule on the same dataset and method, else of the same rule and method,
-   else of the rule (a fine-tuned point's method counts apart from the same method on frozen features: its
-   train job takes minutes, not seconds; its rows are finetune.max_train where set); the basis of each figure is printed. A job that ran in a warm worker (privtext.runtime.warm;
-   its log's first line says so) costs COLD_START more for its rule, measured (on a cluster each job is a process
-   of its own; --as-measured leaves it out). A train job's training grows with the rows it trains on: where the
-   measured job's run folder (results/runs beside results/benchmarks) holds its metrics.json, its training
+   holds finetune.threads cores) of the benchmark files (`benchmark:` directive, results/benchmarks/**.tsv) of
+   the same rule on the same dataset and method, else of the same rule and method, else of the rule (a
+   fine-tuned point's method counts apart from the same method on frozen features: its train job takes
+   minutes, not seconds; its rows are finetune.max_train where set); the basis of each figure is printed. A job
+   that ran in a warm worker (privtext.runtime.warm; its log's first line says so) costs COLD_START more for its
+   rule, measured (on a cluster each job is a process of its own; --as-measured leaves it out). A train job's
+   training grows with the rows it trains on: where the measured job's run folder (results/runs beside
+   results/benchmarks) holds its metrics.json, its training
    seconds (``seconds`` less the per-epoch dev passes; dev is never capped) are scaled from the rows it trained
    on (``n_train``) to the rows the plan trains on (``train.max_train`` of the plan, else the whole training
    split: meta.json, else TRAIN_ROWS); where some of those jobs were measured at the planned rows (pass the

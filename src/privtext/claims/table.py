@@ -131,16 +131,16 @@ def _unconverged(ctx: ClaimContext, part: Part) -> Part:
     info = {r: ctx.evidence.run_info(r) for r in part.runs}
     short = [r for r, i in info.items()
              if i.get("required_steps") is not None and (i.get("optimizer_steps") or 0) < i["required_steps"]]
-    stale = [r for r, i in info.items() if i.get("converged") is False]
-    # Fewer epochs than the rule's two windows (and no early stop): the rule cannot tell a plateau at all, which
-    # is not the same as having seen the runs still climb (DPNR's own fine-tuning schedule is 4 epochs).
-    too_short = [r for r in stale if info[r].get("epochs_run") is not None and info[r]["epochs_run"] < RULE_EPOCHS]
-    climbing = [r for r in stale if r not in too_short]
     if short:
         return dataclasses.replace(part, blocker=f"{len(short)} of its {len(part.runs)} runs took fewer optimiser "
                                                  f"steps than the training rule asks ({TRAINING_RULE['min_epochs']} "
                                                  f"epochs of at least {TRAINING_RULE['min_steps_per_epoch']} steps); "
                                                  "train them longer")
+    stale = [r for r, i in info.items() if i.get("converged") is False]
+    # Fewer epochs than the rule's two windows (and no early stop): the rule cannot tell a plateau at all, which
+    # is not the same as having seen the runs still climb (DPNR's own fine-tuning schedule is 4 epochs).
+    too_short = [r for r in stale if info[r].get("epochs_run") is not None and info[r]["epochs_run"] < RULE_EPOCHS]
+    climbing = [r for r in stale if r not in too_short]
     reasons = []
     if too_short:
         epochs = sorted({int(info[r]["epochs_run"]) for r in too_short})
