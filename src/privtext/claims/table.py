@@ -28,7 +28,7 @@ from privtext.claims.verdicts import (ACCURACY_MARGIN, ACCURACY_MARGIN_REASON, A
                                       PartJudgement, judge, paper_reading)
 from privtext.methods.spec import TRAINING_RULE
 from privtext.report.artefacts.common import ArtefactInputs
-from privtext.training.loop import CONVERGENCE_RULE, PLATEAU_WINDOW
+from privtext.training.loop import CONVERGENCE_EPOCHS, CONVERGENCE_RULE
 
 CLAIMS: dict[str, Claim] = {c.id: c for c in (*dpnr.CLAIMS, *cape.CLAIMS, *federate.CLAIMS)}
 PAPER_QUOTE_FILES = {"DPNR": ("dpnr.md", "dpnr.pdf-text.txt", "dpnr.tex-text.txt"), "CAPE": ("cape.txt",),
@@ -119,9 +119,6 @@ def _per_seed(parts: Sequence[Part]) -> str:
                         "df": p.estimate.df} for p in parts], allow_nan=True, ensure_ascii=False)
 
 
-RULE_EPOCHS = 2 * PLATEAU_WINDOW  # the epochs privtext.training.loop.converged needs to tell a plateau
-
-
 def _unconverged(ctx: ClaimContext, part: Part) -> Part:
     """A part resting on a run that did not converge, ran too few epochs for the convergence rule to tell, or
     took fewer optimiser steps than the training rule asks
@@ -139,15 +136,16 @@ def _unconverged(ctx: ClaimContext, part: Part) -> Part:
     stale = [r for r, i in info.items() if i.get("converged") is False]
     # Fewer epochs than the rule's two windows (and no early stop): the rule cannot tell a plateau at all, which
     # is not the same as having seen the runs still climb (DPNR's own fine-tuning schedule is 4 epochs).
-    too_short = [r for r in stale if info[r].get("epochs_run") is not None and info[r]["epochs_run"] < RULE_EPOCHS]
+    too_short = [r for r in stale
+                 if info[r].get("epochs_run") is not None and info[r]["epochs_run"] < CONVERGENCE_EPOCHS]
     climbing = [r for r in stale if r not in too_short]
     reasons = []
     if too_short:
         epochs = sorted({int(info[r]["epochs_run"]) for r in too_short})
         ran = f"{epochs[0]}" if len(epochs) == 1 else f"{epochs[0]} to {epochs[-1]}"
         reasons.append(f"{len(too_short)} of its {len(part.runs)} runs ran {ran} epochs, too few for the convergence "
-                       f"rule to tell ({CONVERGENCE_RULE}: it needs {RULE_EPOCHS}); train them for at least "
-                       f"{RULE_EPOCHS} epochs")
+                       f"rule to tell ({CONVERGENCE_RULE}: it needs {CONVERGENCE_EPOCHS}); train them for at least "
+                       f"{CONVERGENCE_EPOCHS} epochs")
     if climbing:
         reasons.append(f"{len(climbing)} of its {len(part.runs)} runs did not converge ({CONVERGENCE_RULE}); "
                        "train them longer")

@@ -108,7 +108,7 @@ class TrainingSettings:
     @property
     def max_epochs(self) -> int:
         """The most epochs a run may take: ``epochs``, extended while it has not converged (see above)."""
-        return self.epochs * self.max_epochs_factor if self.epochs >= 2 * PLATEAU_WINDOW else self.epochs
+        return self.epochs * self.max_epochs_factor if self.epochs >= CONVERGENCE_EPOCHS else self.epochs
 
     def required_steps(self, n: int) -> int:
         """The fewest optimiser steps the rule asks of a run on ``n`` rows: ``min_epochs`` full epochs."""
@@ -121,6 +121,7 @@ class TrainingSettings:
 # epoch: a DP method's dev accuracy is scored through fresh noise every epoch, and a running maximum of a noisy
 # curve keeps rising by chance. 0.002 is 2 dev examples on the smallest real dev split (887 Blog texts).
 PLATEAU_WINDOW = 5
+CONVERGENCE_EPOCHS = 2 * PLATEAU_WINDOW  # the fewest epochs whose two windows the rule can compare
 PLATEAU_TOLERANCE = 0.002
 CONVERGENCE_RULE = (f"stopped on patience, or the mean dev accuracy of the last {PLATEAU_WINDOW} epochs is less than "
                     f"max({PLATEAU_TOLERANCE:g}, 2 standard errors) above the mean of the {PLATEAU_WINDOW} before")
@@ -128,10 +129,10 @@ CONVERGENCE_RULE = (f"stopped on patience, or the mean dev accuracy of the last 
 
 def converged(dev_accuracies: Sequence[float], stopped_early: bool = False) -> bool:
     """Whether a run's dev accuracy had plateaued (:data:`CONVERGENCE_RULE`); with fewer than
-    ``2 * PLATEAU_WINDOW`` epochs and no early stop it cannot be told, and counts as not converged."""
+    :data:`CONVERGENCE_EPOCHS` epochs and no early stop it cannot be told, and counts as not converged."""
     if stopped_early:
         return True
-    if len(dev_accuracies) < 2 * PLATEAU_WINDOW:
+    if len(dev_accuracies) < CONVERGENCE_EPOCHS:
         return False
     last = [float(a) for a in dev_accuracies[-PLATEAU_WINDOW:]]
     before = [float(a) for a in dev_accuracies[-2 * PLATEAU_WINDOW:-PLATEAU_WINDOW]]
